@@ -1,0 +1,288 @@
+//! Newline-delimited framing: one message per line.
+
+use std::cmp;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use memchr::memchr;
+use tokio_util::codec::{Decoder, Encoder};
+
+use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
+
+/// A framer for newline-delimited messages: one message per line.
+///
+/// This is the framing of MCP's stdio transport and of most JSON-RPC tools
+/// that talk over pipes and sockets. Each message is one line of JSON text
+/// ended by `\n`; a `\r` right before the `\n` is stripped, so peers that
+/// write `\r\n` are understood too. The message itself must not contain a
+/// newline, which compact JSON never does.
+///
+/// ```text
+/// {"jsonrpc":"2.0","id":1,"method":"ping"}\n
+/// {"jsonrpc":"2.0","method":"log","params":["hi"]}\r\n
+/// \n                                   <- an empty line: an empty frame
+/// ```
+///
+/// # Decoding
+///
+/// Each line comes out as [`Frame::Message`], split out of the read buffer
+/// without copying, the terminator removed. An empty line is an empty frame
+/// (not skipped): it is not valid JSON, and the peer answers it with a parse
+/// error like any other garbage.
+///
+/// A line longer than the cap ([`max_frame_len`](Self::max_frame_len) bytes,
+/// not counting the `\n` or the `\r\n` that ends it) is yielded once as
+/// [`Frame::Refused`] with [`FrameRefusal::TooLong`], as soon as the cap is
+/// passed, without waiting for the end of the line. Its remaining bytes are
+/// then dropped as they arrive, up to and including the next `\n`, so the
+/// read buffer never holds much more than the cap, and the line after it is
+/// served normally. A refusal is an item, not an error, because `FramedRead`
+/// ends its stream after a decoder error: the peer answers the refusal and
+/// keeps reading.
+///
+/// At the end of the stream, bytes left without a final `\n` form one last
+/// frame.
+///
+/// # Encoding
+///
+/// [`Encoder<Bytes>`] writes the message followed by `\n`. The cap is an
+/// inbound limit only: a long outbound message is written as it is.
+///
+/// # Errors
+///
+/// Decoding never fails: every problem concerns a single line and is
+/// reported as a [`Frame::Refused`] item. Encoding fails with
+/// [`FramingError::InvalidOutbound`] when the message contains a `\n` byte
+/// (pretty-printed JSON, for example), since that would split it into two
+/// lines on the wire.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::{Bytes, BytesMut};
+/// use jsonrpc_runtime::{Frame, LineCodec};
+/// use tokio_util::codec::{Decoder, Encoder};
+///
+/// let mut codec = LineCodec::new();
+///
+/// let mut buf = BytesMut::from(&b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\r\n{\"jso"[..]);
+/// let frame = codec.decode(&mut buf)?;
+/// assert_eq!(
+///     frame,
+///     Some(Frame::Message(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"ping"}"#)))
+/// );
+/// // The second line is not complete yet.
+/// assert_eq!(codec.decode(&mut buf)?, None);
+///
+/// let mut out = BytesMut::new();
+/// codec.encode(Bytes::from_static(b"{}"), &mut out)?;
+/// assert_eq!(&out[..], b"{}\n");
+/// # Ok::<(), jsonrpc_runtime::FramingError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct LineCodec {
+    /// The longest message accepted, in bytes, terminator excluded.
+    max_frame_len: usize,
+    /// How far into the buffer a newline has already been searched for,
+    /// so that a buffer growing byte by byte is not scanned again and again.
+    next_index: usize,
+    /// Whether the rest of a refused line is being dropped.
+    discarding: bool,
+}
+
+impl LineCodec {
+    /// Creates a line framer with the default cap, [`DEFAULT_MAX_FRAME_LEN`]
+    /// (8 MiB).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{LineCodec, DEFAULT_MAX_FRAME_LEN};
+    ///
+    /// assert_eq!(LineCodec::new().max_frame_len(), DEFAULT_MAX_FRAME_LEN);
+    /// ```
+    pub fn new() -> Self {
+        Self::with_max_frame_len(DEFAULT_MAX_FRAME_LEN)
+    }
+
+    /// Creates a line framer that refuses lines longer than `max_frame_len`
+    /// bytes, not counting the `\n` or `\r\n` that ends them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::BytesMut;
+    /// use jsonrpc_runtime::{Frame, FrameRefusal, LineCodec};
+    /// use tokio_util::codec::Decoder;
+    ///
+    /// let mut codec = LineCodec::with_max_frame_len(4);
+    /// let mut buf = BytesMut::from(&b"[1,2,3]\n[]\n"[..]);
+    /// assert_eq!(
+    ///     codec.decode(&mut buf)?,
+    ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
+    /// );
+    /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
+    /// # Ok::<(), jsonrpc_runtime::FramingError>(())
+    /// ```
+    pub fn with_max_frame_len(max_frame_len: usize) -> Self {
+        Self {
+            max_frame_len,
+            next_index: 0,
+            discarding: false,
+        }
+    }
+
+    /// Returns the longest message this framer accepts, in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::LineCodec;
+    ///
+    /// assert_eq!(LineCodec::with_max_frame_len(1024).max_frame_len(), 1024);
+    /// ```
+    pub fn max_frame_len(&self) -> usize {
+        self.max_frame_len
+    }
+
+    /// Whether `src`, which holds no `\n`, is already too long to be a line
+    /// within the cap. One byte past the cap is still fine when it is a `\r`:
+    /// the `\n` of a `\r\n` may be next.
+    fn exceeds_cap(&self, src: &[u8]) -> bool {
+        match src.len().checked_sub(self.max_frame_len) {
+            None | Some(0) => false,
+            Some(1) => src.last() != Some(&b'\r'),
+            Some(_) => true,
+        }
+    }
+
+    fn refusal(&self) -> Frame {
+        Frame::Refused(FrameRefusal::TooLong {
+            limit: self.max_frame_len,
+        })
+    }
+}
+
+impl Default for LineCodec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Returns the length of `line` without one trailing `\r`.
+fn len_without_cr(line: &[u8]) -> usize {
+    match line.last() {
+        Some(b'\r') => line.len() - 1,
+        _ => line.len(),
+    }
+}
+
+impl Decoder for LineCodec {
+    type Item = Frame;
+    type Error = FramingError;
+
+    /// Splits the next complete line off `src`, or refuses an over-long one.
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
+        loop {
+            if self.discarding {
+                // Drop the rest of a refused line as it arrives.
+                match memchr(b'\n', src) {
+                    Some(newline) => {
+                        src.advance(newline + 1);
+                        self.discarding = false;
+                        self.next_index = 0;
+                        continue;
+                    }
+                    None => {
+                        src.clear();
+                        return Ok(None);
+                    }
+                }
+            }
+
+            // A line within the cap fits in `max + 2` bytes: the message,
+            // a `\r`, the `\n`. No need to look further for its end.
+            let read_to = cmp::min(src.len(), self.max_frame_len.saturating_add(2));
+            // Resume the search where the previous call stopped. (The guard
+            // only matters if the caller swapped buffers between calls.)
+            let start = if self.next_index <= read_to {
+                self.next_index
+            } else {
+                0
+            };
+
+            match memchr(b'\n', &src[start..read_to]) {
+                Some(offset) => {
+                    let newline = start + offset;
+                    self.next_index = 0;
+                    let len = len_without_cr(&src[..newline]);
+                    if len > self.max_frame_len {
+                        src.advance(newline + 1);
+                        return Ok(Some(self.refusal()));
+                    }
+                    let mut line = src.split_to(newline + 1).freeze();
+                    line.truncate(len);
+                    return Ok(Some(Frame::Message(line)));
+                }
+                None if self.exceeds_cap(&src[..read_to]) => {
+                    // Report at once, then drop what was scanned and the rest
+                    // of the line on the next calls.
+                    src.advance(read_to);
+                    self.next_index = 0;
+                    self.discarding = true;
+                    return Ok(Some(self.refusal()));
+                }
+                None => {
+                    self.next_index = read_to;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Like [`decode`](Self::decode), then turns bytes left without a final
+    /// `\n` into one last frame.
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
+        if let Some(frame) = self.decode(src)? {
+            return Ok(Some(frame));
+        }
+        self.next_index = 0;
+        if self.discarding {
+            // The refused line ended with the stream.
+            self.discarding = false;
+            src.clear();
+            return Ok(None);
+        }
+        // `decode` refuses anything longer, so what is left is within the cap.
+        let len = len_without_cr(src);
+        if len == 0 {
+            // Nothing, or a lone `\r`: the torn end of a `\r\n`, not a line.
+            src.clear();
+            return Ok(None);
+        }
+        let mut line = src.split().freeze();
+        line.truncate(len);
+        Ok(Some(Frame::Message(line)))
+    }
+}
+
+impl Encoder<Bytes> for LineCodec {
+    type Error = FramingError;
+
+    /// Appends `item` and a `\n` to `dst`.
+    ///
+    /// Fails with [`FramingError::InvalidOutbound`] if `item` contains a `\n`.
+    fn encode(&mut self, item: Bytes, dst: &mut BytesMut) -> Result<(), FramingError> {
+        if let Some(at) = memchr(b'\n', &item) {
+            return Err(FramingError::InvalidOutbound(format!(
+                "the {}-byte message has a newline at byte {at}; newline-delimited \
+                 framing needs each message on one line, so serialize it compactly \
+                 (`serde_json::to_writer`, not `to_writer_pretty`)",
+                item.len()
+            )));
+        }
+        dst.reserve(item.len() + 1);
+        dst.extend_from_slice(&item);
+        dst.put_u8(b'\n');
+        Ok(())
+    }
+}

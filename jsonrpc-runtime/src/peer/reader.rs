@@ -1,0 +1,523 @@
+//! The reader task: decodes frames, routes them, and runs the connection's
+//! shutdown.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_core::Stream;
+use futures_util::StreamExt as _;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::pending::Outcome;
+use super::Shared;
+use crate::codec::Frame;
+use crate::config::{Decision, GateInput};
+use crate::error::{CloseReason, ErrorCode, ErrorObject, TransportError};
+use crate::id::Id;
+use crate::message::{self, Classified, ClassifiedFrame, RawExtras};
+use crate::router::{catch_panic, Answer, BoxFuture, Context, RouteKind, Router};
+
+type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;
+
+/// How long the writer gets to write what is queued once the connection is
+/// done, before it is stopped.
+const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(10);
+
+/// Why the read loop stopped.
+enum End {
+    /// The other side ended its stream.
+    Eof,
+    /// The stream failed.
+    Failed(TransportError),
+    /// This side asked to close.
+    Local,
+}
+
+struct NotificationJob {
+    seq: u64,
+    method: Arc<str>,
+    fut: BoxFuture<Answer>,
+}
+
+struct Reader {
+    shared: Arc<Shared>,
+    router: Router,
+    notifications: mpsc::UnboundedSender<NotificationJob>,
+    /// Notifications queued so far; a request waits until this many are done.
+    notification_seq: u64,
+    /// Set once a close was asked for: new requests are refused.
+    closing: bool,
+}
+
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    router: Router,
+    mut inbound: BoxStream,
+    writer: JoinHandle<()>,
+) {
+    let (notifications, jobs) = mpsc::unbounded_channel();
+    let worker = tokio::spawn(notification_worker(shared.clone(), jobs));
+    let mut reader = Reader {
+        shared: shared.clone(),
+        router,
+        notifications,
+        notification_seq: 0,
+        closing: false,
+    };
+
+    let mut end = loop {
+        tokio::select! {
+            biased;
+            _ = shared.close_requested.cancelled() => break End::Local,
+            item = inbound.next() => match item {
+                Some(Ok(frame)) => reader.on_frame(frame).await,
+                Some(Err(e)) => break End::Failed(e),
+                None => break End::Eof,
+            },
+        }
+    };
+
+    if matches!(end, End::Local) {
+        // Graceful close: keep reading answers while running work and
+        // waiting calls have time left.
+        reader.closing = true;
+        while !reader.is_idle() {
+            let deadline = shared.close_deadline();
+            tokio::select! {
+                biased;
+                _ = tokio::time::sleep_until(deadline) => break,
+                _ = shared.idle.notified() => {}
+                item = inbound.next() => match item {
+                    Some(Ok(frame)) => reader.on_frame(frame).await,
+                    Some(Err(e)) => { end = End::Failed(e); break }
+                    None => { end = End::Eof; break }
+                },
+            }
+        }
+    }
+    drop(inbound);
+
+    let reason = shared.set_reason(match end {
+        End::Eof => CloseReason::RemoteClosed,
+        End::Failed(e) => CloseReason::Transport(Arc::new(e)),
+        End::Local => CloseReason::Local,
+    });
+    // Nothing more will be read: no waiting call can be answered.
+    shared.pending.close(&reason);
+
+    // Answers already owed are still written: let running handlers finish,
+    // unless (or until) this side asks to close.
+    if !matches!(reason, CloseReason::Local) {
+        while shared.active.load(Ordering::Acquire) > 0 {
+            tokio::select! {
+                biased;
+                _ = shared.close_requested.cancelled(), if !shared.close_requested.is_cancelled() => {}
+                _ = tokio::time::sleep_until(shared.close_deadline()), if shared.close_requested.is_cancelled() => break,
+                _ = shared.idle.notified() => {}
+            }
+        }
+    }
+    shared.abort_handlers.cancel();
+    drop(reader);
+    let _ = worker.await;
+    while shared.active.load(Ordering::Acquire) > 0 {
+        shared.idle.notified().await;
+    }
+
+    let _ = shared.outbound.send(super::Outbound::Close);
+    let abort = writer.abort_handle();
+    if tokio::time::timeout(FINAL_FLUSH_LIMIT, writer)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the transport did not take the last frames in time; dropping them");
+        abort.abort();
+    }
+    shared.done.cancel();
+}
+
+impl Reader {
+    fn is_idle(&self) -> bool {
+        self.shared.active.load(Ordering::Acquire) == 0 && self.shared.pending.is_empty()
+    }
+
+    async fn on_frame(&mut self, frame: Frame) {
+        let bytes = match frame {
+            Frame::Message(bytes) => bytes,
+            Frame::Refused(why) => {
+                let error = ErrorObject::invalid_request(why);
+                return Target::Writer.send_now(&self.shared, &Id::NULL, &error);
+            }
+        };
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let error = ErrorObject::parse_error(format!("invalid UTF-8: {e}"));
+                return Target::Writer.send_now(&self.shared, &Id::NULL, &error);
+            }
+        };
+        match message::classify_frame(text, &self.shared.config.parse) {
+            ClassifiedFrame::Single(m) => self.on_message(m, &Target::Writer).await,
+            ClassifiedFrame::Batch(messages) => {
+                let batch = Target::Batch(Arc::new(Batch::default()));
+                for m in messages {
+                    self.on_message(m, &batch).await;
+                }
+                batch.release(&self.shared, Vec::new());
+            }
+        }
+    }
+
+    async fn on_message(&mut self, message: Classified<'_>, target: &Target) {
+        match message {
+            Classified::Request {
+                id,
+                method,
+                params,
+                extras,
+            } => self.on_request(id, &method, params, extras, target),
+            Classified::Notification {
+                method,
+                params,
+                extras,
+            } => self.on_notification(&method, params, extras, target).await,
+            Classified::Response { id, outcome, .. } => {
+                let outcome = match outcome {
+                    Ok(result) => Outcome::Result(result),
+                    Err(error) => Outcome::Error(error),
+                };
+                self.complete(&id, outcome);
+            }
+            Classified::BadResponse { id, error } => {
+                self.complete(&id, Outcome::Invalid(error.clone()));
+                target.send_now(&self.shared, &Id::NULL, &error);
+            }
+            Classified::Refused(refusal) => {
+                target.send_now(&self.shared, &refusal.id, &refusal.error)
+            }
+        }
+    }
+
+    fn complete(&self, id: &Id, outcome: Outcome<'_>) {
+        match self.shared.pending.take(id) {
+            Some(slot) => slot.complete(outcome),
+            None => match outcome {
+                Outcome::Error(error) if id.is_null() => {
+                    tracing::warn!(%error, "the other side could not read a message we sent")
+                }
+                _ => tracing::debug!(%id, "dropping a response for an id nobody waits for"),
+            },
+        }
+    }
+
+    fn gate(&self, method: &str, id: Option<&Id>) -> Decision {
+        match &self.shared.gate {
+            Some(gate) => gate.check(GateInput { method, id }),
+            None => Decision::Allow,
+        }
+    }
+
+    fn context(&self, id: Option<Id>, method: Arc<str>, extras: &RawExtras<'_>) -> Context {
+        Context {
+            id,
+            method,
+            extras: (!extras.is_empty()).then(|| Arc::new(extras.to_owned_extras())),
+            cancel: self.shared.abort_handlers.child_token(),
+            peer: self.shared.handle(),
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<&RawValue>,
+        extras: RawExtras<'_>,
+        target: &Target,
+    ) {
+        let shared = &self.shared;
+        if self.closing {
+            let error = ErrorObject::new(ErrorCode::SERVER_CLOSING, "the connection is closing");
+            return target.send_now(shared, &id, &error);
+        }
+        match self.gate(method, Some(&id)) {
+            Decision::Allow => {}
+            Decision::Reject(error) => return target.send_now(shared, &id, &error),
+            Decision::Drop => return,
+        }
+        let route = match self.router.get(method) {
+            Some(route) if route.kind == RouteKind::Request => route.clone(),
+            Some(_) => {
+                let error = ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "Method not found: `{method}` is a notification; send it without an id"
+                    ),
+                );
+                return target.send_now(shared, &id, &error);
+            }
+            None => return target.send_now(shared, &id, &ErrorObject::method_not_found(method)),
+        };
+        if shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            let error = ErrorObject::new(
+                ErrorCode::SERVER_OVERLOADED,
+                "server overloaded: too many requests waiting; retry later",
+            );
+            return target.send_now(shared, &id, &error);
+        }
+        let ctx = self.context(Some(id.clone()), route.name.clone(), &extras);
+        let cancel = ctx.cancel.clone();
+        let fut = match route.handler.start(params, ctx, shared.dialect) {
+            Ok(fut) => fut,
+            Err(error) => {
+                if let Some(gate) = &shared.gate {
+                    gate.answered(&route.name, false);
+                }
+                return target.send_now(shared, &id, &error);
+            }
+        };
+        shared.active.fetch_add(1, Ordering::AcqRel);
+        target.hold();
+        let job = RequestJob {
+            shared: shared.clone(),
+            id,
+            method: route.name,
+            barrier: self.notification_seq,
+            cancel,
+            target: target.clone(),
+        };
+        tokio::spawn(job.run(fut));
+    }
+
+    async fn on_notification(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+        extras: RawExtras<'_>,
+        target: &Target,
+    ) {
+        let shared = self.shared.clone();
+        if self.closing {
+            return tracing::debug!(method, "dropping a notification: the connection is closing");
+        }
+        match self.gate(method, None) {
+            Decision::Allow => {}
+            Decision::Reject(_) | Decision::Drop => {
+                return tracing::debug!(method, "the gate dropped a notification");
+            }
+        }
+        let Some(route) = self.router.get(method).cloned() else {
+            if shared.config.unknown_method.refuses_notification(method) {
+                target.send_now(&shared, &Id::NULL, &ErrorObject::method_not_found(method));
+            } else {
+                tracing::debug!(method, "ignoring a notification with no route");
+            }
+            return;
+        };
+        let ctx = self.context(None, route.name.clone(), &extras);
+        let fut = match route.handler.start(params, ctx, shared.dialect) {
+            Ok(fut) => fut,
+            Err(error) => return tracing::warn!(method, %error, "dropping a notification"),
+        };
+        // Backpressure: a flood of notifications waits here rather than
+        // queueing without bound. Responses stay unread meanwhile, which can
+        // only matter to a handler that both waits on a call and sits behind
+        // `max_queued` other messages.
+        while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            shared.idle.notified().await;
+        }
+        shared.active.fetch_add(1, Ordering::AcqRel);
+        self.notification_seq += 1;
+        let job = NotificationJob {
+            seq: self.notification_seq,
+            method: route.name,
+            fut,
+        };
+        if self.notifications.send(job).is_err() {
+            shared.active.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Where an answer goes: straight to the writer, or into a batch's array.
+#[derive(Clone)]
+enum Target {
+    Writer,
+    Batch(Arc<Batch>),
+}
+
+/// The answers of one batch, written as one array when the last is in.
+#[derive(Default)]
+struct Batch {
+    state: Mutex<BatchState>,
+}
+
+struct BatchState {
+    answers: Vec<Vec<u8>>,
+    /// Answers still to come, plus one for the reader until it has walked
+    /// the whole batch.
+    holds: usize,
+}
+
+impl Default for BatchState {
+    fn default() -> Self {
+        BatchState {
+            answers: Vec::new(),
+            holds: 1,
+        }
+    }
+}
+
+impl Target {
+    /// Sends an error answer the reader produced itself.
+    fn send_now(&self, shared: &Shared, id: &Id, error: &ErrorObject) {
+        let body = message::error_response(shared.dialect, id, error);
+        match self {
+            Target::Writer => send(shared, body),
+            Target::Batch(batch) => batch.lock().answers.push(body),
+        }
+    }
+
+    /// One more answer will come from a task.
+    fn hold(&self) {
+        if let Target::Batch(batch) = self {
+            batch.lock().holds += 1;
+        }
+    }
+
+    /// A task's answer (or the reader's end of the batch, with an empty
+    /// body).
+    fn release(&self, shared: &Shared, body: Vec<u8>) {
+        match self {
+            Target::Writer => send(shared, body),
+            Target::Batch(batch) => {
+                let done = {
+                    let mut state = batch.lock();
+                    if !body.is_empty() {
+                        state.answers.push(body);
+                    }
+                    state.holds -= 1;
+                    (state.holds == 0).then(|| std::mem::take(&mut state.answers))
+                };
+                if let Some(answers) = done.filter(|a| !a.is_empty()) {
+                    let len = answers.iter().map(|a| a.len() + 1).sum::<usize>() + 1;
+                    let mut array = Vec::with_capacity(len);
+                    array.push(b'[');
+                    for (i, answer) in answers.iter().enumerate() {
+                        if i > 0 {
+                            array.push(b',');
+                        }
+                        array.extend_from_slice(answer);
+                    }
+                    array.push(b']');
+                    send(shared, array);
+                }
+            }
+        }
+    }
+}
+
+impl Batch {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BatchState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn send(shared: &Shared, body: Vec<u8>) {
+    if !body.is_empty() && shared.send_frame(body).is_err() {
+        tracing::debug!("dropping an answer: the connection is closed");
+    }
+}
+
+/// One inbound request's task.
+struct RequestJob {
+    shared: Arc<Shared>,
+    id: Id,
+    method: Arc<str>,
+    barrier: u64,
+    cancel: CancellationToken,
+    target: Target,
+}
+
+impl RequestJob {
+    async fn run(self, fut: BoxFuture<Answer>) {
+        let shared = &self.shared;
+        // Notifications that arrived before this request come first.
+        if *shared.notifications_done.borrow() < self.barrier {
+            let mut done = shared.notifications_done.subscribe();
+            tokio::select! {
+                _ = done.wait_for(|n| *n >= self.barrier) => {}
+                _ = self.cancel.cancelled() => {}
+            }
+        }
+        let permit = match &shared.in_flight {
+            Some(limit) if !self.cancel.is_cancelled() => tokio::select! {
+                permit = limit.clone().acquire_owned() => permit.ok(),
+                _ = self.cancel.cancelled() => None,
+            },
+            _ => None,
+        };
+        let answer = if self.cancel.is_cancelled() {
+            self.closing_answer()
+        } else {
+            tokio::select! {
+                biased;
+                out = catch_panic(fut) => match out {
+                    Ok(answer) => answer,
+                    Err(panic) => {
+                        tracing::error!(method = %self.method, %panic, "a request handler panicked");
+                        let error = ErrorObject::internal_error("the handler panicked");
+                        Answer { body: message::error_response(shared.dialect, &self.id, &error), success: false }
+                    }
+                },
+                _ = self.cancel.cancelled() => self.closing_answer(),
+            }
+        };
+        drop(permit);
+        if let Some(gate) = &shared.gate {
+            gate.answered(&self.method, answer.success);
+        }
+        self.target.release(shared, answer.body);
+        shared.active.fetch_sub(1, Ordering::AcqRel);
+        shared.idle.notify_one();
+    }
+
+    fn closing_answer(&self) -> Answer {
+        let error = ErrorObject::new(
+            ErrorCode::SERVER_CLOSING,
+            "the connection closed before the request finished",
+        );
+        Answer {
+            body: message::error_response(self.shared.dialect, &self.id, &error),
+            success: false,
+        }
+    }
+}
+
+/// Runs notifications one at a time, in arrival order.
+async fn notification_worker(
+    shared: Arc<Shared>,
+    mut jobs: mpsc::UnboundedReceiver<NotificationJob>,
+) {
+    while let Some(job) = jobs.recv().await {
+        if !shared.abort_handlers.is_cancelled() {
+            tokio::select! {
+                biased;
+                out = catch_panic(job.fut) => {
+                    if let Err(panic) = out {
+                        tracing::error!(method = %job.method, %panic, "a notification handler panicked");
+                    }
+                }
+                _ = shared.abort_handlers.cancelled() => {}
+            }
+        }
+        shared.notifications_done.send_replace(job.seq);
+        shared.active.fetch_sub(1, Ordering::AcqRel);
+        shared.idle.notify_one();
+    }
+}

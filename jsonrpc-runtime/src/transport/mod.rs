@@ -1,0 +1,129 @@
+//! Transports: a stream of inbound frames and a sink of outbound messages.
+//!
+//! A peer needs two things from a connection: a [`Stream`] of inbound
+//! [`Frame`]s and a [`Sink`] that takes one serialized message (a complete
+//! JSON envelope, without framing) at a time. [`Transport`] holds the two.
+//! Build one from any `AsyncRead` + `AsyncWrite` pair and a framer
+//! ([`Transport::from_io`]), from stdio ([`Transport::stdio`]), as a
+//! connected in-memory pair for tests ([`Transport::pair`]), or from your own
+//! stream and sink ([`Transport::new`]).
+
+use std::fmt;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_sink::Sink;
+use futures_util::{SinkExt as _, StreamExt as _};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
+
+use crate::codec::{Frame, FramingError};
+use crate::error::TransportError;
+
+mod memory;
+mod stdio;
+
+pub use self::memory::{MemoryReceiver, MemorySender};
+
+type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;
+type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
+
+/// One connection's two halves: inbound frames and outbound messages.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::{LineCodec, Transport};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// // Any AsyncRead + AsyncWrite works; here, an in-process pipe.
+/// let (client_io, _server_io) = tokio::io::duplex(64 * 1024);
+/// let (read, write) = tokio::io::split(client_io);
+/// let transport = Transport::from_io(read, write, LineCodec::new());
+/// # let _ = transport;
+/// # });
+/// ```
+pub struct Transport {
+    pub(crate) inbound: BoxStream,
+    pub(crate) outbound: BoxSink,
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport").finish_non_exhaustive()
+    }
+}
+
+impl Transport {
+    /// A transport from a stream of inbound frames and a sink of outbound
+    /// messages.
+    ///
+    /// The stream ends when the other side is gone; an `Err` item ends the
+    /// connection with that error (a transport that knows why the other side
+    /// left, such as a child process with its exit status, reports it so).
+    /// Each item sent into the sink is one complete JSON message.
+    pub fn new<S, K>(inbound: S, outbound: K) -> Self
+    where
+        S: Stream<Item = Result<Frame, TransportError>> + Send + 'static,
+        K: Sink<Bytes, Error = TransportError> + Send + 'static,
+    {
+        Transport {
+            inbound: Box::pin(inbound),
+            outbound: Box::pin(outbound),
+        }
+    }
+
+    /// A transport over a reader and a writer, framed by `codec`.
+    ///
+    /// `codec` is any framer: [`LineCodec`](crate::LineCodec),
+    /// [`ContentLengthCodec`](crate::ContentLengthCodec), a
+    /// [`FramingCodec`](crate::FramingCodec) chosen at run time, or your own.
+    pub fn from_io<R, W, C>(read: R, write: W, codec: C) -> Self
+    where
+        R: AsyncRead + Send + 'static,
+        W: AsyncWrite + Send + 'static,
+        C: Decoder<Item = Frame, Error = FramingError>
+            + Encoder<Bytes, Error = FramingError>
+            + Clone
+            + Send
+            + 'static,
+    {
+        let inbound =
+            FramedRead::new(read, codec.clone()).map(|item| item.map_err(TransportError::from));
+        let outbound = FramedWrite::new(write, codec).sink_map_err(TransportError::from);
+        Transport::new(inbound, outbound)
+    }
+
+    /// Two transports wired to each other in memory: what one sends, the
+    /// other receives. For tests and for peers in one process.
+    ///
+    /// Each direction buffers up to `capacity` messages before the sender
+    /// waits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{ErrorObject, Peer, Router, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (a, b) = Transport::pair(64);
+    /// let router = Router::new().request("add", |(x, y): (i64, i64), _| async move {
+    ///     Ok::<_, ErrorObject>(x + y)
+    /// });
+    /// let _server = Peer::builder().router(router).spawn(b);
+    /// let client = Peer::connect(a);
+    /// let sum: i64 = client.call("add", (2, 3)).await.unwrap();
+    /// assert_eq!(sum, 5);
+    /// # });
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `capacity` is zero.
+    pub fn pair(capacity: usize) -> (Transport, Transport) {
+        let (a_tx, b_rx) = memory::channel(capacity);
+        let (b_tx, a_rx) = memory::channel(capacity);
+        (Transport::new(a_rx, a_tx), Transport::new(b_rx, b_tx))
+    }
+}

@@ -1,0 +1,694 @@
+//! Behaviour of `ContentLengthCodec`, the LSP-style header framer.
+
+use std::io;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use jsonrpc_runtime::{
+    ContentLengthCodec, Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN,
+};
+use tokio::io::AsyncWriteExt;
+use tokio_util::codec::{Decoder, Encoder, FramedRead};
+
+fn msg(body: &[u8]) -> Frame {
+    Frame::Message(Bytes::copy_from_slice(body))
+}
+
+fn too_long(limit: usize) -> Frame {
+    Frame::Refused(FrameRefusal::TooLong { limit })
+}
+
+fn charset(name: &str) -> Frame {
+    Frame::Refused(FrameRefusal::UnsupportedCharset(name.to_owned()))
+}
+
+/// `Content-Length: N\r\n\r\n` and `body`, as a peer writes it.
+fn framed(body: &[u8]) -> Vec<u8> {
+    [
+        format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
+        body,
+    ]
+    .concat()
+}
+
+/// Decodes everything in `input`, delivered at once, then ends the stream.
+/// Stops at the first error and returns it with the frames before it.
+fn decode_one_shot(
+    mut codec: ContentLengthCodec,
+    input: &[u8],
+) -> (Vec<Frame>, Option<FramingError>) {
+    let mut buf = BytesMut::from(input);
+    let mut frames = Vec::new();
+    loop {
+        match codec.decode(&mut buf) {
+            Ok(Some(frame)) => frames.push(frame),
+            Ok(None) => break,
+            Err(err) => return (frames, Some(err)),
+        }
+    }
+    loop {
+        match codec.decode_eof(&mut buf) {
+            Ok(Some(frame)) => frames.push(frame),
+            Ok(None) => return (frames, None),
+            Err(err) => return (frames, Some(err)),
+        }
+    }
+}
+
+/// Decodes well-formed `input`, delivered at once; panics on an error.
+fn decode_ok(codec: ContentLengthCodec, input: &[u8]) -> Vec<Frame> {
+    match decode_one_shot(codec, input) {
+        (frames, None) => frames,
+        (_, Some(err)) => panic!("unexpected framing error: {err}"),
+    }
+}
+
+/// Decodes `input` delivered in chunks of the given sizes, then ends the
+/// stream. Returns the frames and the largest capacity the buffer reached.
+fn decode_chunked(
+    mut codec: ContentLengthCodec,
+    input: &[u8],
+    mut chunk_len: impl FnMut() -> usize,
+) -> (Vec<Frame>, usize) {
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    let mut high_water = 0;
+    let mut rest = input;
+    while !rest.is_empty() {
+        let n = chunk_len().clamp(1, rest.len());
+        buf.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        while let Some(frame) = codec.decode(&mut buf).expect("well-formed input") {
+            frames.push(frame);
+        }
+        high_water = high_water.max(buf.capacity());
+    }
+    while let Some(frame) = codec.decode_eof(&mut buf).expect("well-formed input") {
+        frames.push(frame);
+    }
+    (frames, high_water)
+}
+
+/// A tiny xorshift PRNG: reproducible split points without a dependency.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A mix of what the decoder meets, with a cap of 32: both line endings,
+/// blank lines between frames, other headers, a refused charset, an
+/// over-long body, an empty body.
+fn mixed_input() -> Vec<u8> {
+    let mut input = Vec::new();
+    input.extend_from_slice(&framed(b"{\"jsonrpc\":\"2.0\",\"id\":1}"));
+    input.extend_from_slice(b"\r\n\n");
+    input.extend_from_slice(b"content-length:5\nX-Other: yes\n\n[1,2]");
+    input.extend_from_slice(
+        b"Content-Type: text/plain; charset=latin1\r\nContent-Length: 4\r\n\r\n\xe9\xe9\xe9\xe9",
+    );
+    input.extend_from_slice(&framed(&[b'x'; 100]));
+    input.extend_from_slice(&framed(b""));
+    input.extend_from_slice(
+        b"CONTENT-LENGTH: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}",
+    );
+    input.extend_from_slice(b"\r\n");
+    input
+}
+
+fn mixed_frames() -> Vec<Frame> {
+    vec![
+        msg(b"{\"jsonrpc\":\"2.0\",\"id\":1}"),
+        msg(b"[1,2]"),
+        charset("latin1"),
+        too_long(32),
+        msg(b""),
+        msg(b"{}"),
+    ]
+}
+
+fn assert_invalid_header(input: &[u8], expected_fragment: &str) {
+    let (_, err) = decode_one_shot(ContentLengthCodec::new(), input);
+    match err {
+        Some(FramingError::InvalidHeader(message)) => assert!(
+            message.contains(expected_fragment),
+            "message {message:?} does not mention {expected_fragment:?}"
+        ),
+        other => panic!("expected an invalid header error, got {other:?}"),
+    }
+}
+
+fn assert_unexpected_eof(input: &[u8], expected_fragment: &str) {
+    let (_, err) = decode_one_shot(ContentLengthCodec::new(), input);
+    match err {
+        Some(FramingError::Io(err)) => {
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+            assert!(
+                err.to_string().contains(expected_fragment),
+                "message {err} does not mention {expected_fragment:?}"
+            );
+        }
+        other => panic!("expected an unexpected-EOF error, got {other:?}"),
+    }
+}
+
+#[test]
+fn one_message_is_decoded() {
+    let frames = decode_ok(ContentLengthCodec::new(), &framed(b"{\"id\":1}"));
+    assert_eq!(frames, vec![msg(b"{\"id\":1}")]);
+}
+
+#[test]
+fn header_names_are_case_insensitive() {
+    for name in [
+        "Content-Length",
+        "content-length",
+        "CONTENT-LENGTH",
+        "cOnTeNt-LeNgTh",
+    ] {
+        let input = format!("{name}: 2\r\n\r\n{{}}");
+        assert_eq!(
+            decode_ok(ContentLengthCodec::new(), input.as_bytes()),
+            vec![msg(b"{}")]
+        );
+    }
+}
+
+#[test]
+fn whitespace_around_header_values_is_trimmed() {
+    let input =
+        b"Content-Length:2\r\n\r\n{}Content-Length: \t 2 \t\r\n\r\n[]Content-Length :2\r\n\r\n\"\"";
+    let frames = decode_ok(ContentLengthCodec::new(), input);
+    assert_eq!(frames, vec![msg(b"{}"), msg(b"[]"), msg(b"\"\"")]);
+}
+
+#[test]
+fn unknown_headers_are_ignored() {
+    let input = b"X-Request: 7\r\nContent-Length: 2\r\nUser-Agent: test: yes\r\n\r\n{}";
+    assert_eq!(
+        decode_ok(ContentLengthCodec::new(), input),
+        vec![msg(b"{}")]
+    );
+}
+
+#[test]
+fn utf8_content_type_is_accepted() {
+    for content_type in [
+        "application/vscode-jsonrpc; charset=utf-8",
+        "application/vscode-jsonrpc; charset=utf8",
+        "application/json;charset=\"UTF-8\"",
+        "application/json; CHARSET = Utf8",
+        "application/json",
+    ] {
+        let input = format!("Content-Type: {content_type}\r\nContent-Length: 2\r\n\r\n{{}}");
+        assert_eq!(
+            decode_ok(ContentLengthCodec::new(), input.as_bytes()),
+            vec![msg(b"{}")],
+            "{content_type}"
+        );
+    }
+}
+
+#[test]
+fn latin1_content_type_is_refused_and_its_body_skipped() {
+    let mut input =
+        b"Content-Length: 3\r\nContent-Type: text/plain; charset=\"latin1\"\r\n\r\n\xe9\xe9\xe9"
+            .to_vec();
+    input.extend_from_slice(&framed(b"{\"id\":2}"));
+    let frames = decode_ok(ContentLengthCodec::new(), &input);
+    assert_eq!(frames, vec![charset("latin1"), msg(b"{\"id\":2}")]);
+
+    let (chunked, _) = decode_chunked(ContentLengthCodec::new(), &input, || 1);
+    assert_eq!(chunked, frames);
+}
+
+#[test]
+fn lf_only_header_lines_are_tolerated() {
+    let input = b"Content-Length: 2\n\n{}Content-Length: 2\r\nX: y\n\r\n[]Content-Length: 2\nX: y\r\n\n\"\"";
+    let frames = decode_ok(ContentLengthCodec::new(), input);
+    assert_eq!(frames, vec![msg(b"{}"), msg(b"[]"), msg(b"\"\"")]);
+}
+
+#[test]
+fn blank_lines_before_and_between_frames_are_skipped() {
+    let mut input = b"\r\n\n\r\n".to_vec();
+    input.extend_from_slice(&framed(b"{}"));
+    input.extend_from_slice(b"\r\n\r\n\n");
+    input.extend_from_slice(&framed(b"[]"));
+    input.extend_from_slice(b"\n");
+    let frames = decode_ok(ContentLengthCodec::new(), &input);
+    assert_eq!(frames, vec![msg(b"{}"), msg(b"[]")]);
+}
+
+#[test]
+fn zero_length_message_is_an_empty_frame() {
+    let frames = decode_ok(
+        ContentLengthCodec::new(),
+        b"Content-Length: 0\r\n\r\nContent-Length: 2\r\n\r\n{}",
+    );
+    assert_eq!(frames, vec![msg(b""), msg(b"{}")]);
+}
+
+#[test]
+fn duplicate_equal_lengths_are_accepted() {
+    let input = b"Content-Length: 2\r\ncontent-length: 02\r\n\r\n{}";
+    assert_eq!(
+        decode_ok(ContentLengthCodec::new(), input),
+        vec![msg(b"{}")]
+    );
+}
+
+#[test]
+fn body_is_split_out_of_the_buffer_without_copying() {
+    let mut codec = ContentLengthCodec::new();
+    let mut buf = BytesMut::from(&framed(b"{\"a\":1}")[..]);
+    let start = buf.as_ptr() as usize;
+    let Some(Frame::Message(body)) = codec.decode(&mut buf).unwrap() else {
+        panic!("expected a message");
+    };
+    assert_eq!(
+        body.as_ptr() as usize,
+        start + "Content-Length: 7\r\n\r\n".len()
+    );
+}
+
+#[test]
+fn body_waits_until_every_byte_arrived() {
+    let mut codec = ContentLengthCodec::new();
+    let mut buf = BytesMut::from(&b"Content-Length: 8\r\n\r\n{\"id\""[..]);
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    buf.extend_from_slice(b":1");
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    buf.extend_from_slice(b"}Content");
+    assert_eq!(codec.decode(&mut buf).unwrap(), Some(msg(b"{\"id\":1}")));
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    assert_eq!(&buf[..], b"Content");
+}
+
+#[test]
+fn length_of_exactly_the_cap_is_accepted() {
+    let body = vec![b'1'; 32];
+    let frames = decode_ok(ContentLengthCodec::with_max_frame_len(32), &framed(&body));
+    assert_eq!(frames, vec![msg(&body)]);
+}
+
+#[test]
+fn declared_length_over_the_cap_is_refused_and_drained_then_next_frame_served() {
+    let mut input = framed(&[b'x'; 33]);
+    input.extend_from_slice(&framed(b"{\"id\":2}"));
+    let frames = decode_ok(ContentLengthCodec::with_max_frame_len(32), &input);
+    assert_eq!(frames, vec![too_long(32), msg(b"{\"id\":2}")]);
+}
+
+#[test]
+fn over_cap_length_is_refused_before_the_body_arrives() {
+    let mut codec = ContentLengthCodec::with_max_frame_len(32);
+    let mut buf = BytesMut::from(&b"Content-Length: 1000\r\n\r\n"[..]);
+    assert_eq!(codec.decode(&mut buf).unwrap(), Some(too_long(32)));
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+}
+
+#[test]
+fn huge_declared_length_reserves_no_memory() {
+    let mut codec = ContentLengthCodec::new();
+    let mut buf = BytesMut::from(&b"Content-Length: 18446744073709551615\r\n\r\n{}"[..]);
+    assert_eq!(
+        codec.decode(&mut buf).unwrap(),
+        Some(too_long(DEFAULT_MAX_FRAME_LEN))
+    );
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    assert!(buf.capacity() < 1024, "capacity grew to {}", buf.capacity());
+    // The stream ends inside the refused body: that is no error.
+    assert_eq!(codec.decode_eof(&mut buf).unwrap(), None);
+}
+
+#[test]
+fn over_cap_body_in_chunks_keeps_the_buffer_small() {
+    let cap = 1024;
+    let mut input = framed(&vec![b'x'; 100 * cap]);
+    input.extend_from_slice(&framed(b"{\"id\":3}"));
+    for chunk in [1, 7, 100, 4096] {
+        let (frames, high_water) =
+            decode_chunked(ContentLengthCodec::with_max_frame_len(cap), &input, || {
+                chunk
+            });
+        assert_eq!(
+            frames,
+            vec![too_long(cap), msg(b"{\"id\":3}")],
+            "chunk {chunk}"
+        );
+        assert!(
+            high_water <= 2 * cap + 2 * chunk,
+            "buffer capacity reached {high_water} with chunks of {chunk}"
+        );
+    }
+}
+
+#[test]
+fn byte_by_byte_feeding_gives_the_same_frames_as_one_shot() {
+    let input = mixed_input();
+    let one_shot = decode_ok(ContentLengthCodec::with_max_frame_len(32), &input);
+    assert_eq!(one_shot, mixed_frames());
+    let (byte_by_byte, _) =
+        decode_chunked(ContentLengthCodec::with_max_frame_len(32), &input, || 1);
+    assert_eq!(byte_by_byte, one_shot);
+}
+
+#[test]
+fn random_split_points_give_the_same_frames_as_one_shot() {
+    let input = mixed_input();
+    let expected = mixed_frames();
+    for seed in [1, 2, 3, 0x9E37_79B9_7F4A_7C15, 0xDEAD_BEEF] {
+        let mut rng = XorShift(seed);
+        for _ in 0..50 {
+            let (frames, _) =
+                decode_chunked(ContentLengthCodec::with_max_frame_len(32), &input, || {
+                    1 + rng.below(40)
+                });
+            assert_eq!(frames, expected, "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn unparsable_length_is_an_error() {
+    for value in ["abc", "-1", "+5", "1 2", "0x10", "5.0", ""] {
+        let input = format!("Content-Length: {value}\r\n\r\n{{}}");
+        assert_invalid_header(input.as_bytes(), "Content-Length");
+    }
+}
+
+#[test]
+fn length_overflowing_usize_is_an_error() {
+    assert_invalid_header(
+        b"Content-Length: 99999999999999999999999\r\n\r\n",
+        "too large",
+    );
+}
+
+#[test]
+fn missing_length_is_an_error() {
+    assert_invalid_header(
+        b"Content-Type: application/json\r\n\r\n{}",
+        "no `Content-Length`",
+    );
+}
+
+#[test]
+fn header_line_without_colon_is_an_error() {
+    assert_invalid_header(b"Content-Length 2\r\n\r\n{}", "no `:`");
+    assert_invalid_header(b"[1,2,3]\n\n", "no `:`");
+}
+
+#[test]
+fn conflicting_lengths_are_an_error() {
+    assert_invalid_header(
+        b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+        "disagree",
+    );
+}
+
+#[test]
+fn oversize_header_block_is_an_error() {
+    // Garbage with no newline at all.
+    let mut garbage = vec![b'a'; 9000];
+    assert_invalid_header(&garbage, "header block");
+    // Many well-formed header lines, never ended by an empty line.
+    garbage = b"Content-Length: 2\r\n".repeat(1000);
+    assert_invalid_header(&garbage, "header block");
+}
+
+#[test]
+fn oversize_header_block_is_reported_before_it_is_all_buffered() {
+    let mut codec = ContentLengthCodec::new();
+    let mut buf = BytesMut::new();
+    let mut failed = false;
+    for _ in 0..1000 {
+        buf.extend_from_slice(b"X-Filler: 0123456789\r\n");
+        if codec.decode(&mut buf).is_err() {
+            failed = true;
+            break;
+        }
+    }
+    assert!(failed, "an unending header block must be an error");
+    assert!(buf.len() < 8 * 1024 + 64, "buffered {} bytes", buf.len());
+}
+
+#[test]
+fn partial_header_at_eof_is_an_error() {
+    assert_unexpected_eof(b"Content-Length: 2\r\n", "header");
+    assert_unexpected_eof(b"Content-Len", "header");
+}
+
+#[test]
+fn partial_body_at_eof_is_an_error_naming_the_missing_bytes() {
+    assert_unexpected_eof(
+        b"Content-Length: 10\r\n\r\n{\"a\"",
+        "6 bytes short of a 10-byte",
+    );
+    assert_unexpected_eof(b"Content-Length: 2\r\n\r\n", "2 bytes short");
+}
+
+#[test]
+fn whitespace_at_eof_is_not_an_error() {
+    let mut input = framed(b"{}");
+    input.extend_from_slice(b"\r\n\n \t\r\n");
+    assert_eq!(
+        decode_ok(ContentLengthCodec::new(), &input),
+        vec![msg(b"{}")]
+    );
+    assert_eq!(decode_ok(ContentLengthCodec::new(), b""), vec![]);
+}
+
+#[test]
+fn refused_body_cut_short_at_eof_ends_quietly() {
+    let input = b"Content-Length: 100\r\n\r\n0123456789";
+    let frames = decode_ok(ContentLengthCodec::with_max_frame_len(32), input);
+    assert_eq!(frames, vec![too_long(32)]);
+}
+
+#[test]
+fn encoder_writes_the_exact_header() {
+    let mut codec = ContentLengthCodec::new();
+    let mut out = BytesMut::new();
+    codec
+        .encode(
+            Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}"),
+            &mut out,
+        )
+        .unwrap();
+    codec.encode(Bytes::new(), &mut out).unwrap();
+    assert_eq!(
+        &out[..],
+        &b"Content-Length: 38\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}Content-Length: 0\r\n\r\n"[..]
+    );
+}
+
+#[test]
+fn encoder_does_not_apply_the_inbound_cap() {
+    let mut out = BytesMut::new();
+    ContentLengthCodec::with_max_frame_len(2)
+        .encode(Bytes::from_static(b"[1,2,3]"), &mut out)
+        .unwrap();
+    assert_eq!(&out[..], b"Content-Length: 7\r\n\r\n[1,2,3]");
+}
+
+#[test]
+fn encoded_messages_decode_to_themselves() {
+    let messages: Vec<Vec<u8>> = vec![
+        b"{}".to_vec(),
+        b"{\n  \"pretty\": true\n}\r\n".to_vec(),
+        Vec::new(),
+        vec![b'7'; 12_345],
+    ];
+    let mut codec = ContentLengthCodec::new();
+    let mut wire = BytesMut::new();
+    for m in &messages {
+        codec.encode(Bytes::copy_from_slice(m), &mut wire).unwrap();
+    }
+    let frames = decode_ok(ContentLengthCodec::new(), &wire);
+    assert_eq!(frames, messages.iter().map(|m| msg(m)).collect::<Vec<_>>());
+}
+
+#[test]
+fn default_cap_is_eight_mebibytes() {
+    assert_eq!(
+        ContentLengthCodec::new().max_frame_len(),
+        DEFAULT_MAX_FRAME_LEN
+    );
+    assert_eq!(
+        ContentLengthCodec::default().max_frame_len(),
+        DEFAULT_MAX_FRAME_LEN
+    );
+    assert_eq!(
+        ContentLengthCodec::with_max_frame_len(10).max_frame_len(),
+        10
+    );
+}
+
+#[tokio::test]
+async fn framed_read_keeps_serving_after_a_refused_frame() {
+    let (mut writer, reader) = tokio::io::duplex(64);
+    let mut frames = FramedRead::new(reader, ContentLengthCodec::with_max_frame_len(100));
+    let sender = tokio::spawn(async move {
+        writer.write_all(&framed(b"{\"id\":1}")).await?;
+        writer.write_all(&framed(&[b' '; 10_000])).await?;
+        writer
+            .write_all(b"Content-Type: application/json; charset=iso-8859-1\r\nContent-Length: 2\r\n\r\n{}")
+            .await?;
+        writer.write_all(&framed(b"{\"id\":2}")).await?;
+        writer.shutdown().await
+    });
+
+    let mut received = Vec::new();
+    while let Some(frame) = frames.next().await {
+        received.push(frame.expect("no decoder error"));
+    }
+    sender.await.unwrap().unwrap();
+    assert_eq!(
+        received,
+        vec![
+            msg(b"{\"id\":1}"),
+            too_long(100),
+            charset("iso-8859-1"),
+            msg(b"{\"id\":2}"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn framed_read_ends_with_an_error_on_a_bad_header() {
+    let (mut writer, reader) = tokio::io::duplex(64);
+    let mut frames = FramedRead::new(reader, ContentLengthCodec::new());
+    writer.write_all(&framed(b"{}")).await.unwrap();
+    writer
+        .write_all(b"Content-Length: lots\r\n\r\n{}")
+        .await
+        .unwrap();
+    drop(writer);
+
+    assert_eq!(frames.next().await.unwrap().unwrap(), msg(b"{}"));
+    assert!(matches!(
+        frames.next().await,
+        Some(Err(FramingError::InvalidHeader(_)))
+    ));
+    assert!(frames.next().await.is_none());
+}
+
+/// Decodes `input` delivered in chunks, stopping at the first error, which
+/// is returned as its display text.
+fn decode_chunked_fallible(
+    mut codec: ContentLengthCodec,
+    input: &[u8],
+    mut chunk_len: impl FnMut() -> usize,
+) -> (Vec<Frame>, Option<String>) {
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    let mut rest = input;
+    while !rest.is_empty() {
+        let n = chunk_len().clamp(1, rest.len());
+        buf.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        loop {
+            match codec.decode(&mut buf) {
+                Ok(Some(frame)) => frames.push(frame),
+                Ok(None) => break,
+                Err(err) => return (frames, Some(err.to_string())),
+            }
+        }
+    }
+    loop {
+        match codec.decode_eof(&mut buf) {
+            Ok(Some(frame)) => frames.push(frame),
+            Ok(None) => return (frames, None),
+            Err(err) => return (frames, Some(err.to_string())),
+        }
+    }
+}
+
+/// Random, mostly well-formed traffic: header blocks with both line
+/// endings, lengths around the cap, refused charsets, blank lines, and now
+/// and then a stray or missing byte.
+fn random_traffic(rng: &mut XorShift) -> Vec<u8> {
+    const EXTRA_HEADERS: &[&[u8]] = &[
+        b"Content-Type: a; charset=latin1",
+        b"content-type: a;charset=\"utf-8\"",
+        b"X-Other: y",
+        b"no colon here",
+    ];
+    const BODY: &[u8] = b"{}[]:\r\n ab";
+    let mut input = Vec::new();
+    for _ in 0..rng.below(6) {
+        let eol: &[u8] = if rng.below(2) == 0 { b"\r\n" } else { b"\n" };
+        for _ in 0..rng.below(3) {
+            input.extend_from_slice(eol);
+        }
+        let len = rng.below(16);
+        if rng.below(8) != 0 {
+            input.extend_from_slice(format!("Content-Length: {len}").as_bytes());
+            input.extend_from_slice(eol);
+        }
+        if rng.below(3) == 0 {
+            input.extend_from_slice(EXTRA_HEADERS[rng.below(EXTRA_HEADERS.len())]);
+            input.extend_from_slice(eol);
+        }
+        input.extend_from_slice(eol);
+        for _ in 0..len {
+            input.push(BODY[rng.below(BODY.len())]);
+        }
+        if rng.below(10) == 0 {
+            // Corrupt the stream: drop a byte or add one.
+            if rng.below(2) == 0 {
+                input.pop();
+            } else {
+                input.push(BODY[rng.below(BODY.len())]);
+            }
+        }
+    }
+    input
+}
+
+#[test]
+fn random_traffic_split_anywhere_decodes_like_one_shot() {
+    let mut outcomes = [0usize; 3];
+    for seed in 1..=500u64 {
+        let mut rng = XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let input = random_traffic(&mut rng);
+        let cap = rng.below(16);
+        let (frames, err) = decode_one_shot(ContentLengthCodec::with_max_frame_len(cap), &input);
+        let err = err.map(|err| err.to_string());
+        let chunked =
+            decode_chunked_fallible(ContentLengthCodec::with_max_frame_len(cap), &input, || {
+                1 + rng.below(9)
+            });
+        assert_eq!(
+            chunked,
+            (frames.clone(), err.clone()),
+            "seed {seed}, cap {cap}"
+        );
+        for frame in &frames {
+            match frame {
+                Frame::Message(body) => {
+                    assert!(body.len() <= cap, "seed {seed}: {body:?} is over the cap");
+                    outcomes[0] += 1;
+                }
+                Frame::Refused(_) => outcomes[1] += 1,
+                _ => {}
+            }
+        }
+        outcomes[2] += usize::from(err.is_some());
+    }
+    // The generator exercises every path: messages, refusals and errors.
+    assert!(outcomes.iter().all(|&n| n > 50), "outcomes {outcomes:?}");
+}
