@@ -464,6 +464,18 @@ impl<E: fmt::Debug> std::error::Error for CallError<E> {
     }
 }
 
+impl<E: RpcError + fmt::Debug> From<CallError<E>> for ErrorObject {
+    /// Lets a handler pass a failed call on with `?`: an error answer travels
+    /// on unchanged, anything else becomes -32603 describing the failure.
+    fn from(error: CallError<E>) -> Self {
+        match error {
+            CallError::Domain(e) => e.into_error_object(),
+            CallError::Rpc(e) => e,
+            other => ErrorObject::internal_error(other),
+        }
+    }
+}
+
 /// Why a notification or a raw message could not be sent.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -93,12 +93,12 @@ where
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{CallError, Context, Router};
+/// use jsonrpc_runtime::{Context, ErrorObject, Router};
 ///
 /// // A handler that asks the other side a question while it runs.
-/// let router = Router::new().request("greet", |name: String, ctx: Context| async move {
+/// let router = Router::new().request("greet", |(name,): (String,), ctx: Context| async move {
 ///     let title: String = ctx.peer().call("title", [&name]).await?;
-///     Ok::<_, CallError>(format!("Hello, {title} {name}"))
+///     Ok::<_, ErrorObject>(format!("Hello, {title} {name}"))
 /// });
 /// # let _ = router;
 /// ```

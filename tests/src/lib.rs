@@ -1,1 +1,132 @@
 //! Shared helpers for the integration tests.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use jsonrpc_runtime::{Config, Framing, Peer, Router, Transport};
+use serde_json::Value;
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
+
+/// How long a test waits for an answer that must come.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The path of an example binary, building it first if it is missing.
+///
+/// `cargo test --workspace` builds the examples before running tests; a
+/// narrower run (`cargo test -p tests`) may not, so this builds on demand.
+pub fn example_path(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/<test> -> target/<profile>/examples/<name>
+    let profile_dir = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("target profile dir");
+    let path = profile_dir.join("examples").join(name);
+    BUILT.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "examples", "--examples"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build for the examples");
+        assert!(status.success(), "building the examples failed");
+    });
+    assert!(path.exists(), "example binary {} not found", path.display());
+    path
+}
+
+/// A client that speaks raw newline-delimited JSON to a peer under test,
+/// over an in-process pipe.
+#[derive(Debug)]
+pub struct RawClient {
+    reader: BufReader<ReadHalf<DuplexStream>>,
+    writer: WriteHalf<DuplexStream>,
+    /// The peer under test; dropping the client keeps it until then.
+    pub peer: Peer,
+}
+
+impl RawClient {
+    /// Starts a peer with `router` and `config` (its framing is ignored:
+    /// lines are used) and connects a raw client to it.
+    pub fn start(router: Router, config: Config) -> RawClient {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(theirs);
+        let codec = Framing::NewlineDelimited.codec(jsonrpc_runtime::DEFAULT_MAX_FRAME_LEN);
+        let peer = Peer::builder()
+            .config(config)
+            .router(router)
+            .spawn(Transport::from_io(read, write, codec));
+        let (read, writer) = tokio::io::split(ours);
+        RawClient {
+            reader: BufReader::new(read),
+            writer,
+            peer,
+        }
+    }
+
+    /// Sends one line (a newline is added).
+    pub async fn send(&mut self, line: &str) {
+        self.writer.write_all(line.as_bytes()).await.expect("write");
+        self.writer.write_all(b"\n").await.expect("write");
+        self.writer.flush().await.expect("flush");
+    }
+
+    /// Reads the next line and parses it as JSON; panics after
+    /// [`ANSWER_TIMEOUT`] or at end of stream.
+    pub async fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        let n = tokio::time::timeout(ANSWER_TIMEOUT, self.reader.read_line(&mut line))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        assert!(n > 0, "the peer closed the stream instead of answering");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+    }
+
+    /// Asserts that nothing arrives within `wait`.
+    pub async fn expect_silence(&mut self, wait: Duration) {
+        let mut buf = [0u8; 1];
+        if let Ok(result) = tokio::time::timeout(wait, self.reader.read(&mut buf)).await {
+            let n = result.expect("read");
+            if n > 0 {
+                let mut rest = String::new();
+                let _ = tokio::time::timeout(
+                    Duration::from_millis(100),
+                    self.reader.read_line(&mut rest),
+                )
+                .await;
+                panic!(
+                    "expected silence, got {:?}",
+                    format!("{}{rest}", buf[0] as char)
+                );
+            }
+        }
+    }
+
+    /// Closes the client's writing side (the peer sees end of stream).
+    pub async fn shutdown_write(&mut self) {
+        self.writer.shutdown().await.expect("shutdown");
+    }
+
+    /// Reads until the peer closes its side, returning the lines left.
+    pub async fn read_to_end(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = tokio::time::timeout(ANSWER_TIMEOUT, self.reader.read_line(&mut line))
+                .await
+                .expect("end of stream in time")
+                .expect("read");
+            if n == 0 {
+                return out;
+            }
+            out.push(
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}")),
+            );
+        }
+    }
+}
