@@ -10,6 +10,9 @@ use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{Batches, Dialect, NullId, NullParams, ParseOptions};
 
+type MethodFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+type GateFactory = Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>;
+
 /// The policies of one connection.
 ///
 /// Start from [`Config::default`] (plain JSON-RPC 2.0: strict envelopes,
@@ -35,7 +38,7 @@ pub struct Config {
     pub(crate) framing: Framing,
     pub(crate) max_frame_len: usize,
     pub(crate) unknown_method: UnknownMethod,
-    pub(crate) gate: Option<Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>>,
+    pub(crate) gate: Option<GateFactory>,
     pub(crate) max_in_flight: Option<usize>,
     pub(crate) max_queued: usize,
     pub(crate) request_timeout: Option<Duration>,
@@ -206,7 +209,7 @@ impl Config {
 #[derive(Clone)]
 pub struct UnknownMethod {
     pub(crate) refuse_notifications: bool,
-    pub(crate) ignore: Option<Arc<dyn Fn(&str) -> bool + Send + Sync>>,
+    pub(crate) ignore: Option<MethodFilter>,
 }
 
 impl UnknownMethod {
