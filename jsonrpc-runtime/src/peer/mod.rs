@@ -608,3 +608,30 @@ impl Peer {
         self.shared.done.is_cancelled()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_i32_ids_wrap_to_one_after_i32_max() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let shared = Shared::new(Config::default().id_strategy(IdStrategy::SequentialI32), tx);
+        shared
+            .next_id_i32
+            .store(i32::MAX as u32 - 1, Ordering::Relaxed);
+        let ids: Vec<Id> = (0..3).map(|_| shared.next_id()).collect();
+        assert_eq!(
+            ids,
+            [Id::from(i32::MAX - 1), Id::from(i32::MAX), Id::from(1)]
+        );
+    }
+
+    #[test]
+    fn sequential_ids_start_at_one() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let shared = Shared::new(Config::default(), tx);
+        assert_eq!(shared.next_id(), Id::from(1));
+        assert_eq!(shared.next_id(), Id::from(2));
+    }
+}

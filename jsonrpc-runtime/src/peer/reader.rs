@@ -329,6 +329,12 @@ impl Reader {
         // only matter to a handler that both waits on a call and sits behind
         // `max_queued` other messages.
         while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            if shared.close_requested.is_cancelled() {
+                return tracing::debug!(
+                    method,
+                    "dropping a notification: the connection is closing"
+                );
+            }
             shared.idle.notified().await;
         }
         shared.active.fetch_add(1, Ordering::AcqRel);

@@ -7,9 +7,13 @@
 //! ([`Transport::from_io`]), from stdio ([`Transport::stdio`]), as a
 //! connected in-memory pair for tests ([`Transport::pair`]), or from your own
 //! stream and sink ([`Transport::new`]).
+//!
+//! A transport is itself a `Stream` and a `Sink`, so it can be used without
+//! a peer when the caller wants to control the wire order message by message.
 
 use std::fmt;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -125,5 +129,42 @@ impl Transport {
         let (a_tx, b_rx) = memory::channel(capacity);
         let (b_tx, a_rx) = memory::channel(capacity);
         (Transport::new(a_rx, a_tx), Transport::new(b_rx, b_tx))
+    }
+}
+
+impl Stream for Transport {
+    type Item = Result<Frame, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inbound.as_mut().poll_next(cx)
+    }
+}
+
+impl Sink<Bytes> for Transport {
+    type Error = TransportError;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        self.outbound.as_mut().poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
+        self.outbound.as_mut().start_send(item)
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        self.outbound.as_mut().poll_flush(cx)
+    }
+
+    fn poll_close(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        self.outbound.as_mut().poll_close(cx)
     }
 }
