@@ -10,8 +10,10 @@
 //! 2. An array is a batch: refused with -32600 when batches are off,
 //!    otherwise each element is classified alone; `[]` is -32600.
 //! 3. Not an object: -32600, id null.
-//! 4. `id`, when present, must be an integer or a string (or `null`, which
-//!    [`ParseOptions::null_id`] decides); anything else is -32600, id null.
+//! 4. `id`, when present, must be an integer, a string or `null`; anything
+//!    else is -32600, id null. (Whether a *request* may have a null id is
+//!    [`ParseOptions::null_id`]'s call, made at rule 9: responses to
+//!    unreadable requests must carry one.)
 //! 5. `jsonrpc` must be exactly `"2.0"` (the lenient dialect also accepts it
 //!    missing), else -32600 with the id.
 //! 6. No `method` but `result` or `error`: a response. Both members, no id,
@@ -243,12 +245,6 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
     let id = match env.id {
         None => None,
         Some(raw) => match read_id(raw) {
-            Ok(id) if id.is_null() && options.null_id == NullId::Refuse => {
-                return refuse(
-                    Id::NULL,
-                    ErrorObject::invalid_request("the id must not be null"),
-                );
-            }
             Ok(id) => Some(id),
             Err(e) => return refuse(Id::NULL, e),
         },
@@ -339,7 +335,14 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
             _ => None,
         },
     };
-    // Rule 9.
+    // Rule 9. A null id is refused here, on requests only: an error
+    // response must carry a null id when the request's could not be read.
+    if id.as_ref().is_some_and(Id::is_null) && options.null_id == NullId::Refuse {
+        return refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("the id must not be null"),
+        );
+    }
     match id {
         Some(id) => Classified::Request {
             id,
