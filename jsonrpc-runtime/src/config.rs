@@ -9,6 +9,7 @@ use crate::codec::{Framing, DEFAULT_MAX_FRAME_LEN};
 use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{Batches, Dialect, NullId, NullParams, ParseOptions};
+use crate::policy::{CancellationPolicy, Lifecycle, ProgressPolicy};
 
 type MethodFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 type GateFactory = Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>;
@@ -43,6 +44,11 @@ pub struct Config {
     pub(crate) max_queued: usize,
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) id_strategy: IdStrategy,
+    pub(crate) cancellation: Option<CancellationPolicy>,
+    pub(crate) progress: Option<ProgressPolicy>,
+    pub(crate) progress_resets_timeout: bool,
+    pub(crate) lifecycle: Option<Lifecycle>,
+    pub(crate) ping: Option<std::borrow::Cow<'static, str>>,
 }
 
 impl Default for Config {
@@ -57,6 +63,11 @@ impl Default for Config {
             max_queued: 65_536,
             request_timeout: None,
             id_strategy: IdStrategy::Sequential,
+            cancellation: None,
+            progress: None,
+            progress_resets_timeout: false,
+            lifecycle: None,
+            ping: None,
         }
     }
 }
@@ -73,11 +84,83 @@ impl fmt::Debug for Config {
             .field("max_queued", &self.max_queued)
             .field("request_timeout", &self.request_timeout)
             .field("id_strategy", &self.id_strategy)
+            .field("cancellation", &self.cancellation)
+            .field("progress", &self.progress)
+            .field("progress_resets_timeout", &self.progress_resets_timeout)
+            .field("lifecycle", &self.lifecycle)
+            .field("ping", &self.ping)
             .finish()
     }
 }
 
 impl Config {
+    /// The Language Server Protocol's rules: `Content-Length` framing,
+    /// `$/cancelRequest` answered with -32800, `$/progress` on
+    /// `workDoneToken`/`partialResultToken`, unknown `$/` notifications
+    /// ignored (unknown `$/` requests still get -32601), and the
+    /// [`Lifecycle::lsp`] handshake: requests before `initialize` refused with
+    /// -32002 (`exit` excepted), `initialize` at most once, requests after
+    /// `shutdown` refused with -32600, and `exit` ending the connection with
+    /// code 0 after `shutdown`, else 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Config, Framing};
+    ///
+    /// let config = Config::lsp();
+    /// # let _ = config;
+    /// ```
+    pub fn lsp() -> Self {
+        Config::default()
+            .framing(Framing::ContentLength)
+            .cancellation(CancellationPolicy::lsp())
+            .progress(ProgressPolicy::lsp())
+            .unknown_method(UnknownMethod::minimal().ignoring(|name| name.starts_with("$/")))
+            .lifecycle(Lifecycle::lsp())
+    }
+
+    /// The Model Context Protocol's rules: newline-delimited framing,
+    /// batches refused, `null` ids and `"params": null` refused,
+    /// `notifications/cancelled` with no answer (and `initialize` never
+    /// cancelled), `notifications/progress` with increasing `progress`, the
+    /// [`Lifecycle::mcp`] handshake, and `ping` answered `{}` at any time
+    /// (unless a route claims it). Unknown methods get -32601 and the session
+    /// stays usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::mcp();
+    /// # let _ = config;
+    /// ```
+    pub fn mcp() -> Self {
+        Config::default()
+            .framing(Framing::NewlineDelimited)
+            .batches(Batches::Refuse)
+            .null_id(NullId::Refuse)
+            .null_params(NullParams::Refuse)
+            .cancellation(CancellationPolicy::mcp())
+            .progress(ProgressPolicy::mcp())
+            .lifecycle(Lifecycle::mcp())
+            .answer_ping("ping")
+    }
+
+    /// A session lifecycle (handshake, shutdown, exit); default none.
+    pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
+        self.lifecycle = Some(lifecycle);
+        self
+    }
+
+    /// Answers requests for `method` with `{}` when no route claims it, at
+    /// any point of the lifecycle: a liveness check.
+    pub fn answer_ping(mut self, method: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        self.ping = Some(method.into());
+        self
+    }
+
     /// Strict or lenient envelopes (default strict).
     pub fn dialect(mut self, dialect: Dialect) -> Self {
         self.parse.dialect = dialect;
@@ -183,6 +266,28 @@ impl Config {
     /// How outbound request ids are made (default sequential from 1).
     pub fn id_strategy(mut self, strategy: IdStrategy) -> Self {
         self.id_strategy = strategy;
+        self
+    }
+
+    /// How cancellation travels (default: none, so
+    /// [`Peer::cancel`](crate::Peer::cancel) sends nothing and an inbound
+    /// cancellation is an ordinary notification).
+    pub fn cancellation(mut self, policy: CancellationPolicy) -> Self {
+        self.cancellation = Some(policy);
+        self
+    }
+
+    /// How progress travels (default: none, so
+    /// [`Context::progress`](crate::Context::progress) sends nothing).
+    pub fn progress(mut self, policy: ProgressPolicy) -> Self {
+        self.progress = Some(policy);
+        self
+    }
+
+    /// Whether a progress report for an outbound call restarts its timeout
+    /// (default false), so long work that keeps reporting is not cut off.
+    pub fn progress_resets_timeout(mut self, resets: bool) -> Self {
+        self.progress_resets_timeout = resets;
         self
     }
 

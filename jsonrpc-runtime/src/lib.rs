@@ -28,12 +28,16 @@
 //! # });
 //! ```
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod codec;
 mod config;
 mod error;
 mod id;
 mod message;
 mod peer;
+mod policy;
 mod router;
 mod transport;
 
@@ -45,14 +49,30 @@ pub use self::config::{Config, Decision, Gate, GateInput, Handshake, IdStrategy,
 pub use self::error::{
     CallError, CloseReason, ErrorCode, ErrorObject, ErrorStage, RpcError, SendError, TransportError,
 };
+pub use self::error::{ProcessExit, WebSocketError};
 pub use self::id::Id;
 pub use self::message::{
     Batches, Dialect, Extras, Message, Notification, NullId, NullParams, ParseOptions, Parsed,
     Refusal, Request, Response,
 };
-pub use self::peer::{CallOptions, Peer, PeerBuilder};
+pub use self::peer::{CallOptions, Peer, PeerBuilder, ProgressCall};
+pub use self::policy::{CancellationPolicy, Lifecycle, ProgressPolicy};
 pub use self::router::{Context, ErrorMapping, IntoReply, Reply, Router};
+#[cfg(unix)]
+pub use self::transport::UnixAcceptor;
+#[cfg(feature = "websocket")]
+pub use self::transport::WebSocketAcceptor;
+pub use self::transport::{
+    Acceptor, ChildHandle, ChildProcess, Listener, MakeRouter, PeerAddr, Server, TcpAcceptor,
+};
 pub use self::transport::{MemoryReceiver, MemorySender, Transport};
+
+#[cfg(feature = "macros")]
+#[doc = include_str!("../docs/rpc.md")]
+pub use jsonrpc_macros::rpc;
+#[cfg(feature = "macros")]
+#[doc = include_str!("../docs/derive_rpc_error.md")]
+pub use jsonrpc_macros::RpcError;
 
 /// Re-exported for handlers that race work against cancellation.
 pub use tokio_util::sync::CancellationToken;

@@ -11,6 +11,7 @@
 //! a handler makes are always read: a handler that calls back into the other
 //! side cannot deadlock, also at the in-flight cap.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -28,14 +29,19 @@ use crate::config::{Config, Gate, IdStrategy};
 use crate::error::{CallError, CloseReason, RpcError, SendError};
 use crate::id::Id;
 use crate::message::{self, Dialect, Extras};
+use crate::policy::ProgressPolicy;
 use crate::router::Router;
 use crate::transport::Transport;
 
 mod pending;
+mod progress;
 mod reader;
 mod writer;
 
-use self::pending::{PendingTable, RegisterError, TypedSlot};
+use self::pending::{Outcome, PendingTable, RegisterError, TypedSlot};
+pub use self::progress::ProgressCall;
+pub(crate) use self::progress::ProgressSink;
+use self::progress::ProgressSubscriptions;
 
 /// A handle to one JSON-RPC connection.
 ///
@@ -203,7 +209,19 @@ pub(crate) struct Shared {
     pub(crate) done: CancellationToken,
     pub(crate) reason: OnceLock<CloseReason>,
     handles: Mutex<Weak<HandleGuard>>,
+    /// Inbound requests that can be cancelled, by id.
+    pub(crate) cancellable: Mutex<HashMap<Id, CancellationToken>>,
+    /// Progress streams of outbound calls, by token.
+    pub(crate) progress_subscriptions: Mutex<ProgressSubscriptions>,
+    next_token: AtomicU64,
+    /// Where the session is in its [`Lifecycle`](crate::Lifecycle).
+    pub(crate) stage: std::sync::atomic::AtomicU8,
 }
+
+/// Lifecycle stages.
+pub(crate) const STAGE_NEW: u8 = 0;
+pub(crate) const STAGE_READY: u8 = 1;
+pub(crate) const STAGE_SHUT_DOWN: u8 = 2;
 
 impl Shared {
     fn new(config: Config, outbound: mpsc::UnboundedSender<Outbound>) -> Self {
@@ -226,7 +244,57 @@ impl Shared {
             done: CancellationToken::new(),
             reason: OnceLock::new(),
             handles: Mutex::new(Weak::new()),
+            cancellable: Mutex::new(HashMap::new()),
+            progress_subscriptions: Mutex::new(ProgressSubscriptions::default()),
+            next_token: AtomicU64::new(1),
+            stage: std::sync::atomic::AtomicU8::new(STAGE_NEW),
         }
+    }
+
+    /// Sends the policy's cancellation for an outbound call, if there is a
+    /// policy; without an answer to wait for, fails the call at once.
+    pub(crate) fn cancel_call(&self, id: &Id, reason: Option<&str>) -> Result<(), SendError> {
+        let Some(policy) = &self.config.cancellation else {
+            return Ok(());
+        };
+        let params = policy.params(id, reason);
+        let mut body = Vec::with_capacity(64);
+        message::write_call(
+            &mut body,
+            self.dialect,
+            None,
+            &policy.method,
+            Some(&params),
+            &Extras::new(),
+        )
+        .map_err(SendError::InvalidParams)?;
+        let sent = self.send_frame(body);
+        if policy.answer.is_none() {
+            if let Some(slot) = self.pending.take(id) {
+                slot.complete(Outcome::Cancelled);
+            }
+            self.progress_subscriptions().end_call(id);
+        }
+        sent
+    }
+
+    pub(crate) fn progress_subscriptions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, ProgressSubscriptions> {
+        self.progress_subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn cancellable(&self) -> std::sync::MutexGuard<'_, HashMap<Id, CancellationToken>> {
+        self.cancellable.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn next_progress_token(&self) -> Id {
+        Id::from(format!(
+            "progress-{}",
+            self.next_token.fetch_add(1, Ordering::Relaxed)
+        ))
     }
 
     /// Asks the reader to close, keeping the earliest deadline asked for.
@@ -350,7 +418,8 @@ impl CallOptions {
     }
 }
 
-/// Removes a call's table entry if the call is dropped before its answer.
+/// Forgets a call dropped (or timed out) before its answer: removes its
+/// table entry and, under a cancellation policy, tells the other side.
 struct PendingGuard<'a> {
     shared: &'a Shared,
     id: Option<Id>,
@@ -359,7 +428,17 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.shared.pending.remove(&id);
+            forget_call(self.shared, &id);
+        }
+    }
+}
+
+/// The work of [`PendingGuard`], shared with [`ProgressCall`].
+pub(crate) fn forget_call(shared: &Shared, id: &Id) {
+    if shared.pending.take(id).is_some() {
+        shared.progress_subscriptions().end_call(id);
+        if !shared.done.is_cancelled() {
+            let _ = shared.cancel_call(id, Some("the caller stopped waiting"));
         }
     }
 }
@@ -501,6 +580,174 @@ impl Peer {
         answer.unwrap_or_else(|_| Err(CallError::Closed(shared.reason_or_local())))
     }
 
+    /// Cancels an outbound call that is still waiting, as the config's
+    /// [`CancellationPolicy`](crate::CancellationPolicy) says: the
+    /// cancellation notification is sent, and when the policy expects no
+    /// answer (MCP) the call fails at once with [`CallError::Cancelled`];
+    /// when it does (LSP) the call ends with the other side's answer. Without
+    /// a policy nothing is sent.
+    ///
+    /// Dropping a call's future (or its timeout firing) cancels it the same
+    /// way, so `tokio::time::timeout(d, peer.call(..))` tells the other side.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`] when the connection is closed.
+    pub fn cancel(&self, id: &Id, reason: Option<&str>) -> Result<(), SendError> {
+        self.shared.cancel_call(id, reason)
+    }
+
+    /// Calls `method` with a fresh progress token attached where the config's
+    /// [`ProgressPolicy`](crate::ProgressPolicy) says requests carry it, and
+    /// returns at once with a [`ProgressCall`]: read the progress values as
+    /// they come, then await the result. Without a policy the progress stream
+    /// is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, ProgressPolicy, Router, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let config = Config::default().progress(ProgressPolicy::lsp());
+    /// let router = Router::new().request("count", |p: serde_json::Value, ctx: Context| async move {
+    ///     for step in 1..=3 {
+    ///         ctx.progress(step).unwrap();
+    ///     }
+    ///     Ok::<_, ErrorObject>("done")
+    /// });
+    /// let (a, b) = Transport::pair(16);
+    /// let _server = Peer::builder().config(config.clone()).router(router).spawn(b);
+    /// let client = Peer::builder().config(config).spawn(a);
+    ///
+    /// let mut call = client
+    ///     .call_with_progress::<String, ErrorObject>("count", serde_json::json!({}), Default::default())
+    ///     .unwrap();
+    /// let mut seen = Vec::new();
+    /// while let Some(value) = call.next_progress().await {
+    ///     seen.push(value);
+    /// }
+    /// assert_eq!(seen, [1, 2, 3]);
+    /// assert_eq!(call.result().await.unwrap(), "done");
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::InvalidParams`] when the params do not encode to an
+    /// object (a token needs somewhere to go) and [`CallError::Closed`] when
+    /// the connection is closed; every later failure comes from
+    /// [`ProgressCall::result`].
+    pub fn call_with_progress<R, E>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+        options: CallOptions,
+    ) -> Result<ProgressCall<R, E>, CallError<E>>
+    where
+        R: DeserializeOwned + Send + 'static,
+        E: RpcError + Send + 'static,
+    {
+        let path = self
+            .shared
+            .config
+            .progress
+            .as_ref()
+            .map(|p| p.token_path.clone());
+        self.start_progress_call(method, params, options, path.as_deref())
+    }
+
+    /// Calls `method` asking for partial results (LSP's
+    /// `partialResultToken`), and returns a [`ProgressCall`] whose progress
+    /// values are the partial results; the final answer comes from
+    /// [`ProgressCall::result`]. Without a policy that has partial results,
+    /// this is a plain call with an empty progress stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_with_progress`](Peer::call_with_progress).
+    pub fn call_partial_results<R, E>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+        options: CallOptions,
+    ) -> Result<ProgressCall<R, E>, CallError<E>>
+    where
+        R: DeserializeOwned + Send + 'static,
+        E: RpcError + Send + 'static,
+    {
+        let path = self
+            .shared
+            .config
+            .progress
+            .as_ref()
+            .and_then(|p| p.partial_path.clone());
+        self.start_progress_call(method, params, options, path.as_deref())
+    }
+
+    fn start_progress_call<R, E>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+        options: CallOptions,
+        token_path: Option<&[std::borrow::Cow<'static, str>]>,
+    ) -> Result<ProgressCall<R, E>, CallError<E>>
+    where
+        R: DeserializeOwned + Send + 'static,
+        E: RpcError + Send + 'static,
+    {
+        let shared = &self.shared;
+        let id = shared.next_id();
+        let mut params = serde_json::to_value(&params).map_err(CallError::InvalidParams)?;
+        let token = match token_path {
+            Some(path) => {
+                let token = shared.next_progress_token();
+                ProgressPolicy::attach(path, &mut params, &token)
+                    .map_err(|e| CallError::InvalidParams(serde::ser::Error::custom(e.message)))?;
+                Some(token)
+            }
+            None => None,
+        };
+        let mut body = Vec::with_capacity(128);
+        message::write_call(
+            &mut body,
+            shared.dialect,
+            Some(&id),
+            method,
+            Some(&params),
+            &options.extras,
+        )
+        .map_err(CallError::InvalidParams)?;
+        let (tx, rx) = oneshot::channel();
+        match shared
+            .pending
+            .register(id.clone(), Box::new(TypedSlot::<R, E>::new(tx)))
+        {
+            Ok(()) => {}
+            Err(RegisterError::Closed(reason)) => return Err(CallError::Closed(reason)),
+            Err(RegisterError::Duplicate) => return Err(CallError::DuplicateId(id)),
+        }
+        let (progress, activity) = shared
+            .progress_subscriptions()
+            .subscribe(token.clone(), id.clone());
+        if let Err(e) = shared.send_frame(body) {
+            shared.pending.remove(&id);
+            shared.progress_subscriptions().end_call(&id);
+            return Err(e.into());
+        }
+        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+        Ok(ProgressCall::new(
+            shared.clone(),
+            id,
+            token,
+            rx,
+            progress,
+            activity,
+            timeout,
+            shared.config.progress_resets_timeout,
+        ))
+    }
+
     /// Sends a notification: fire and forget.
     ///
     /// The frame is queued for the writer at once; it is written even if
@@ -601,6 +848,10 @@ impl Peer {
             shared.done.cancelled().await;
             shared.reason_or_local()
         }
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
     }
 
     /// Returns true once the connection has ended.

@@ -17,6 +17,7 @@ pub(crate) enum Outcome<'a> {
     Error(ErrorObject),
     Invalid(ErrorObject),
     Closed(CloseReason),
+    Cancelled,
 }
 
 /// A waiting call: decodes its answer into the caller's types when it
@@ -55,6 +56,7 @@ where
             }),
             Outcome::Invalid(error) => Err(CallError::InvalidResponse(error)),
             Outcome::Closed(reason) => Err(CallError::Closed(reason)),
+            Outcome::Cancelled => Err(CallError::Cancelled),
         };
         // The caller may have gone away; then nobody wants the answer.
         let _ = self.tx.send(answer);

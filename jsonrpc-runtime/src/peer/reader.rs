@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::pending::Outcome;
-use super::Shared;
+use super::{ProgressSink, Shared, STAGE_NEW, STAGE_READY, STAGE_SHUT_DOWN};
 use crate::codec::Frame;
 use crate::config::{Decision, GateInput};
 use crate::error::{CloseReason, ErrorCode, ErrorObject, TransportError};
@@ -205,13 +205,38 @@ impl Reader {
 
     fn complete(&self, id: &Id, outcome: Outcome<'_>) {
         match self.shared.pending.take(id) {
-            Some(slot) => slot.complete(outcome),
+            Some(slot) => {
+                // Every report came before the answer; the stream ends here.
+                self.shared.progress_subscriptions().end_call(id);
+                slot.complete(outcome)
+            }
             None => match outcome {
                 Outcome::Error(error) if id.is_null() => {
                     tracing::warn!(%error, "the other side could not read a message we sent")
                 }
                 _ => tracing::debug!(%id, "dropping a response for an id nobody waits for"),
             },
+        }
+    }
+
+    /// The lifecycle's refusal of a request for `method` at this stage.
+    fn lifecycle_refusal(&self, method: &str) -> Option<ErrorObject> {
+        let lc = self.shared.config.lifecycle.as_ref()?;
+        match self.shared.stage.load(Ordering::Acquire) {
+            STAGE_NEW
+                if *lc.initialize != *method && !lc.allowed_before.iter().any(|m| m == method) =>
+            {
+                Some(lc.not_initialized.clone())
+            }
+            STAGE_READY if lc.initialize_once && *lc.initialize == *method => {
+                Some(ErrorObject::invalid_request(format!(
+                    "`{method}` may only be sent once per session"
+                )))
+            }
+            STAGE_SHUT_DOWN if !lc.allowed_before.iter().any(|m| m == method) => {
+                Some(lc.after_shutdown.clone())
+            }
+            _ => None,
         }
     }
 
@@ -222,13 +247,20 @@ impl Reader {
         }
     }
 
-    fn context(&self, id: Option<Id>, method: Arc<str>, extras: &RawExtras<'_>) -> Context {
+    fn context(
+        &self,
+        id: Option<Id>,
+        method: Arc<str>,
+        extras: &RawExtras<'_>,
+        progress: Option<Arc<ProgressSink>>,
+    ) -> Context {
         Context {
             id,
             method,
             extras: (!extras.is_empty()).then(|| Arc::new(extras.to_owned_extras())),
             cancel: self.shared.abort_handlers.child_token(),
             peer: self.shared.handle(),
+            progress,
         }
     }
 
@@ -250,7 +282,22 @@ impl Reader {
             Decision::Reject(error) => return target.send_now(shared, &id, &error),
             Decision::Drop => return,
         }
-        let route = match self.router.get(method) {
+        let routed = self.router.get(method);
+        if routed.is_none() && shared.config.ping.as_deref() == Some(method) {
+            let mut body = Vec::with_capacity(48);
+            let _ = message::write_result(
+                &mut body,
+                shared.dialect,
+                &id,
+                &serde_json::json!({}),
+                &Default::default(),
+            );
+            return target.send_body(shared, body);
+        }
+        if let Some(error) = self.lifecycle_refusal(method) {
+            return target.send_now(shared, &id, &error);
+        }
+        let route = match routed {
             Some(route) if route.kind == RouteKind::Request => route.clone(),
             Some(_) => {
                 let error = ErrorObject::new(
@@ -270,7 +317,27 @@ impl Reader {
             );
             return target.send_now(shared, &id, &error);
         }
-        let ctx = self.context(Some(id.clone()), route.name.clone(), &extras);
+        let progress = shared.config.progress.as_ref().and_then(|policy| {
+            let (work, partial) = policy.tokens(params);
+            (work.is_some() || partial.is_some())
+                .then(|| Arc::new(ProgressSink::new(work, partial)))
+        });
+        let cancellable = shared
+            .config
+            .cancellation
+            .as_ref()
+            .is_some_and(|p| !p.is_protected(method));
+        if cancellable && shared.cancellable().contains_key(&id) {
+            let error =
+                ErrorObject::invalid_request(format!("a request with id {id} is already running"));
+            return target.send_now(shared, &id, &error);
+        }
+        let ctx = self.context(
+            Some(id.clone()),
+            route.name.clone(),
+            &extras,
+            progress.clone(),
+        );
         let cancel = ctx.cancel.clone();
         let fut = match route.handler.start(params, ctx, shared.dialect) {
             Ok(fut) => fut,
@@ -281,6 +348,9 @@ impl Reader {
                 return target.send_now(shared, &id, &error);
             }
         };
+        if cancellable {
+            shared.cancellable().insert(id.clone(), cancel.clone());
+        }
         shared.active.fetch_add(1, Ordering::AcqRel);
         target.hold();
         let job = RequestJob {
@@ -289,6 +359,8 @@ impl Reader {
             method: route.name,
             barrier: self.notification_seq,
             cancel,
+            cancellable,
+            progress,
             target: target.clone(),
         };
         tokio::spawn(job.run(fut));
@@ -302,6 +374,32 @@ impl Reader {
         target: &Target,
     ) {
         let shared = self.shared.clone();
+        if let Some(policy) = shared
+            .config
+            .cancellation
+            .as_ref()
+            .filter(|p| p.method == method)
+        {
+            if let Some(token) = policy
+                .target(params)
+                .and_then(|id| shared.cancellable().get(&id).cloned())
+            {
+                token.cancel();
+            }
+            return;
+        }
+        if let Some(policy) = shared
+            .config
+            .progress
+            .as_ref()
+            .filter(|p| p.method == method)
+        {
+            if let Some((token, value)) = policy.parse(params) {
+                if shared.progress_subscriptions().deliver(&token, value) {
+                    return;
+                }
+            }
+        }
         if self.closing {
             return tracing::debug!(method, "dropping a notification: the connection is closing");
         }
@@ -309,6 +407,30 @@ impl Reader {
             Decision::Allow => {}
             Decision::Reject(_) | Decision::Drop => {
                 return tracing::debug!(method, "the gate dropped a notification");
+            }
+        }
+        let exit = shared
+            .config
+            .lifecycle
+            .as_ref()
+            .is_some_and(|lc| lc.exit.as_deref() == Some(method));
+        if exit {
+            let code = if shared.stage.load(Ordering::Acquire) == STAGE_SHUT_DOWN {
+                0
+            } else {
+                1
+            };
+            shared.set_reason(CloseReason::Exit { code });
+            // The grace lets the exit route (if any) and owed answers finish.
+            shared.request_close(Duration::from_secs(1));
+        } else if let Some(lc) = &shared.config.lifecycle {
+            if shared.stage.load(Ordering::Acquire) == STAGE_NEW
+                && !lc.allowed_before.iter().any(|m| m == method)
+            {
+                return tracing::debug!(
+                    method,
+                    "dropping a notification sent before the handshake"
+                );
             }
         }
         let Some(route) = self.router.get(method).cloned() else {
@@ -319,7 +441,7 @@ impl Reader {
             }
             return;
         };
-        let ctx = self.context(None, route.name.clone(), &extras);
+        let ctx = self.context(None, route.name.clone(), &extras, None);
         let fut = match route.handler.start(params, ctx, shared.dialect) {
             Ok(fut) => fut,
             Err(error) => return tracing::warn!(method, %error, "dropping a notification"),
@@ -389,6 +511,14 @@ impl Target {
         }
     }
 
+    /// Sends an answer the reader built itself.
+    fn send_body(&self, shared: &Shared, body: Vec<u8>) {
+        match self {
+            Target::Writer => send(shared, body),
+            Target::Batch(batch) => batch.lock().answers.push(body),
+        }
+    }
+
     /// One more answer will come from a task.
     fn hold(&self) {
         if let Target::Batch(batch) = self {
@@ -447,6 +577,9 @@ struct RequestJob {
     method: Arc<str>,
     barrier: u64,
     cancel: CancellationToken,
+    /// Registered in `Shared::cancellable` under `id`.
+    cancellable: bool,
+    progress: Option<Arc<ProgressSink>>,
     target: Target,
 }
 
@@ -468,8 +601,14 @@ impl RequestJob {
             },
             _ => None,
         };
+        // A policy may let a cancelled handler run on and answer itself;
+        // closing the connection always stops it.
+        let stop = match &shared.config.cancellation {
+            Some(policy) if !policy.abort_handler => shared.abort_handlers.clone(),
+            _ => self.cancel.clone(),
+        };
         let answer = if self.cancel.is_cancelled() {
-            self.closing_answer()
+            self.cancelled_answer()
         } else {
             tokio::select! {
                 biased;
@@ -481,26 +620,66 @@ impl RequestJob {
                         Answer { body: message::error_response(shared.dialect, &self.id, &error), success: false }
                     }
                 },
-                _ = self.cancel.cancelled() => self.closing_answer(),
+                _ = stop.cancelled() => self.cancelled_answer(),
             }
         };
         drop(permit);
+        if self.cancellable {
+            shared.cancellable().remove(&self.id);
+        }
+        if let Some(progress) = &self.progress {
+            progress.finish();
+        }
         if let Some(gate) = &shared.gate {
             gate.answered(&self.method, answer.success);
+        }
+        if let (Some(lc), true) = (&shared.config.lifecycle, answer.success) {
+            if *lc.initialize == *self.method {
+                let _ = shared.stage.compare_exchange(
+                    STAGE_NEW,
+                    STAGE_READY,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            } else if lc.shutdown.as_deref() == Some(&*self.method) {
+                shared.stage.store(STAGE_SHUT_DOWN, Ordering::Release);
+            }
         }
         self.target.release(shared, answer.body);
         shared.active.fetch_sub(1, Ordering::AcqRel);
         shared.idle.notify_one();
     }
 
-    fn closing_answer(&self) -> Answer {
-        let error = ErrorObject::new(
-            ErrorCode::SERVER_CLOSING,
-            "the connection closed before the request finished",
-        );
-        Answer {
-            body: message::error_response(self.shared.dialect, &self.id, &error),
-            success: false,
+    /// The answer for a request stopped before it finished: the connection
+    /// is closing, or the other side cancelled it (the policy says whether
+    /// and how that is answered; no answer is an empty body).
+    fn cancelled_answer(&self) -> Answer {
+        let dialect = self.shared.dialect;
+        if self.shared.abort_handlers.is_cancelled() {
+            let error = ErrorObject::new(
+                ErrorCode::SERVER_CLOSING,
+                "the connection closed before the request finished",
+            );
+            return Answer {
+                body: message::error_response(dialect, &self.id, &error),
+                success: false,
+            };
+        }
+        match self
+            .shared
+            .config
+            .cancellation
+            .as_ref()
+            .and_then(|p| p.answer.as_ref())
+        {
+            Some(error) => Answer {
+                body: message::error_response(dialect, &self.id, error),
+                success: false,
+            },
+            None => Answer {
+                body: Vec::new(),
+                success: false,
+            },
         }
     }
 }

@@ -10,6 +10,14 @@
 //!
 //! A transport is itself a `Stream` and a `Sink`, so it can be used without
 //! a peer when the caller wants to control the wire order message by message.
+//!
+//! Beyond those: a child process over its stdin and stdout
+//! ([`ChildProcess`]), TCP ([`Transport::connect_tcp`], [`TcpAcceptor`]),
+//! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]) and,
+//! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
+//! `WebSocketAcceptor`). The server side of the sockets is one
+//! [`Listener`], generic over an [`Acceptor`], that runs one peer per
+//! connection.
 
 use std::fmt;
 use std::pin::Pin;
@@ -25,10 +33,24 @@ use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
 use crate::codec::{Frame, FramingError};
 use crate::error::TransportError;
 
+mod child;
+mod listener;
 mod memory;
 mod stdio;
+mod tcp;
+#[cfg(unix)]
+mod unix;
+#[cfg(feature = "websocket")]
+mod websocket;
 
+pub use self::child::{ChildHandle, ChildProcess};
+pub use self::listener::{Acceptor, Listener, MakeRouter, PeerAddr, Server};
 pub use self::memory::{MemoryReceiver, MemorySender};
+pub use self::tcp::TcpAcceptor;
+#[cfg(unix)]
+pub use self::unix::UnixAcceptor;
+#[cfg(feature = "websocket")]
+pub use self::websocket::WebSocketAcceptor;
 
 type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;
 type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;

@@ -1,0 +1,410 @@
+//! A typed model of the annotated trait or enum, borrowing from syn.
+
+use proc_macro2::Span;
+
+use crate::attr::{self, Code, Kind, ServiceArgs, Spanned};
+use crate::case;
+use crate::ctxt::Ctxt;
+
+/// An `#[rpc]` trait.
+pub(crate) struct Service<'a> {
+    pub(crate) item: &'a syn::ItemTrait,
+    pub(crate) args: ServiceArgs,
+    pub(crate) methods: Vec<Method<'a>>,
+}
+
+/// One method of the trait.
+pub(crate) struct Method<'a> {
+    pub(crate) item: &'a syn::TraitItemFn,
+    pub(crate) kind: Kind,
+    /// The wire name, with the span to report it at.
+    pub(crate) wire: Spanned<String>,
+    /// Whether the method takes a `Context` (always first).
+    pub(crate) context: bool,
+    pub(crate) args: Vec<Arg<'a>>,
+    /// The single argument is the whole params object.
+    pub(crate) whole_params: bool,
+    pub(crate) output: Output<'a>,
+}
+
+/// A decoded argument.
+pub(crate) struct Arg<'a> {
+    pub(crate) ident: &'a syn::Ident,
+    pub(crate) ty: &'a syn::Type,
+    pub(crate) rename: Option<String>,
+    /// An `Option<T>` argument may be left out.
+    pub(crate) optional: bool,
+}
+
+/// What the method's future yields.
+pub(crate) enum Output<'a> {
+    /// `()` (or nothing written).
+    Unit,
+    /// A value that cannot fail.
+    Value(&'a syn::Type),
+    /// `Result<T, E>`.
+    Result {
+        ok: &'a syn::Type,
+        err: &'a syn::Type,
+    },
+}
+
+impl Output<'_> {
+    /// The tokens to report a return type at, when there is one.
+    pub(crate) fn ty(&self) -> Option<&syn::Type> {
+        match self {
+            Output::Unit => None,
+            Output::Value(ty) => Some(ty),
+            Output::Result { ok, .. } => Some(ok),
+        }
+    }
+}
+
+impl<'a> Service<'a> {
+    pub(crate) fn from_syn(cx: &Ctxt, args: ServiceArgs, item: &'a syn::ItemTrait) -> Self {
+        for param in &item.generics.params {
+            match param {
+                syn::GenericParam::Type(_) => {}
+                syn::GenericParam::Lifetime(l) => cx.error_spanned_by(
+                    l,
+                    "lifetime parameters are not supported on `#[rpc]` traits; params are decoded into owned values",
+                ),
+                syn::GenericParam::Const(c) => {
+                    cx.error_spanned_by(c, "const parameters are not supported on `#[rpc]` traits")
+                }
+            }
+        }
+        let mut methods = Vec::new();
+        for trait_item in &item.items {
+            match trait_item {
+                syn::TraitItem::Fn(f) => {
+                    if let Some(method) = Method::from_syn(cx, f) {
+                        methods.push(method);
+                    }
+                }
+                other => cx.error_spanned_by(
+                    other,
+                    "`#[rpc]` traits may only contain methods; move associated types and consts to another trait",
+                ),
+            }
+        }
+        Service {
+            item,
+            args,
+            methods,
+        }
+    }
+
+    /// The client type's name: `<Trait>Client` unless renamed.
+    pub(crate) fn client_ident(&self) -> syn::Ident {
+        self.args
+            .client
+            .clone()
+            .unwrap_or_else(|| quote::format_ident!("{}Client", self.item.ident))
+    }
+}
+
+impl<'a> Method<'a> {
+    fn from_syn(cx: &Ctxt, item: &'a syn::TraitItemFn) -> Option<Self> {
+        let sig = &item.sig;
+        let args = attr::method_args(cx, &item.attrs);
+        let kind = match &args.kind {
+            Some(kind) => kind.value,
+            // An `#[rpc]` attribute without a kind was reported by `attr`.
+            None if args.has_attr => Kind::Request,
+            None => {
+                cx.error_spanned_by(
+                    &sig.ident,
+                    format!(
+                        "missing `#[rpc(request = \"...\")]` or `#[rpc(notification = \"...\")]` on `{}`",
+                        sig.ident
+                    ),
+                );
+                Kind::Request
+            }
+        };
+        let wire = args.name.clone().unwrap_or_else(|| Spanned {
+            value: sig.ident.to_string(),
+            span: args.kind.as_ref().map_or(sig.ident.span(), |k| k.span),
+        });
+
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            cx.error_spanned_by(
+                &sig.generics,
+                "generic methods are not supported in `#[rpc]` traits; put the type parameter on the trait",
+            );
+        }
+        check_receiver(cx, sig);
+        let output = output(cx, sig);
+
+        let mut context = false;
+        let mut decoded = Vec::new();
+        let mut whole_params: Option<Span> = None;
+        for (index, input) in sig.inputs.iter().enumerate() {
+            let syn::FnArg::Typed(typed) = input else {
+                continue;
+            };
+            let arg_args = attr::arg_args(cx, &typed.attrs);
+            if is_context(&typed.ty) {
+                if index != 1 || context {
+                    cx.error_spanned_by(
+                        typed,
+                        "the `Context` argument must come first, right after `&self`",
+                    );
+                }
+                context = true;
+                continue;
+            }
+            let ident = match &*typed.pat {
+                syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => &p.ident,
+                pat => {
+                    cx.error_spanned_by(
+                        pat,
+                        "patterns are not supported in `#[rpc]` arguments; use a plain name like `point: Point`: it is the member's name in by-name params",
+                    );
+                    continue;
+                }
+            };
+            match &*typed.ty {
+                syn::Type::Reference(r) => {
+                    cx.error_spanned_by(
+                        r,
+                        "`#[rpc]` arguments are decoded from params and must be owned types; use `String` for `&str`, `Vec<T>` for `&[T]`",
+                    );
+                    continue;
+                }
+                syn::Type::ImplTrait(i) => {
+                    cx.error_spanned_by(
+                        i,
+                        "`impl Trait` arguments are not supported in `#[rpc]` traits; name the type, or put a type parameter on the trait",
+                    );
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(span) = arg_args.whole_params {
+                whole_params = Some(span);
+            }
+            decoded.push(Arg {
+                ident,
+                ty: &typed.ty,
+                rename: arg_args.rename.map(|r| r.value),
+                optional: is_option(&typed.ty),
+            });
+        }
+        if let Some(span) = whole_params {
+            if decoded.len() != 1 {
+                cx.error_at(
+                    span,
+                    "`#[rpc(params)]` takes the whole params object, so it must be the method's only argument besides a `Context`",
+                );
+            }
+        }
+        Some(Method {
+            item,
+            kind,
+            wire,
+            context,
+            args: decoded,
+            whole_params: whole_params.is_some(),
+            output,
+        })
+    }
+
+    /// The method's documentation attributes, to copy onto generated items.
+    pub(crate) fn docs(&self) -> impl Iterator<Item = &syn::Attribute> {
+        self.item.attrs.iter().filter(|a| a.path().is_ident("doc"))
+    }
+}
+
+fn check_receiver(cx: &Ctxt, sig: &syn::Signature) {
+    match sig.inputs.first() {
+        Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
+        Some(syn::FnArg::Receiver(r)) if r.reference.is_some() => cx.error_spanned_by(
+            r,
+            "`#[rpc]` methods take `&self`, not `&mut self`: requests run concurrently, so keep mutable state behind a lock or atomics",
+        ),
+        Some(syn::FnArg::Receiver(r)) => cx.error_spanned_by(
+            r,
+            "`#[rpc]` methods take `&self`, not `self`: one service value answers every request, so methods borrow it",
+        ),
+        _ => cx.error_spanned_by(
+            &sig.ident,
+            format!("`#[rpc]` method `{}` must take `&self` as its first argument", sig.ident),
+        ),
+    }
+}
+
+/// Reads the output of an `async fn`, or of a `fn` returning
+/// `impl Future<Output = T>`.
+fn output<'a>(cx: &Ctxt, sig: &'a syn::Signature) -> Output<'a> {
+    let written = match &sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some(&**ty),
+    };
+    if sig.asyncness.is_some() {
+        return written.map_or(Output::Unit, classify_output);
+    }
+    match written.and_then(future_output) {
+        Some(Some(ty)) => classify_output(ty),
+        Some(None) => Output::Unit,
+        None => {
+            cx.error_spanned_by(
+                sig.fn_token,
+                format!(
+                    "`#[rpc]` methods must be async: write `async fn {}`, or return `impl Future<Output = T> + Send`",
+                    sig.ident
+                ),
+            );
+            Output::Unit
+        }
+    }
+}
+
+/// `impl Future<Output = T> + ...`: `Some(Some(T))`; `impl Future + ...`
+/// with no `Output` written: `Some(None)`; anything else: `None`.
+fn future_output(ty: &syn::Type) -> Option<Option<&syn::Type>> {
+    let syn::Type::ImplTrait(imp) = ty else {
+        return None;
+    };
+    imp.bounds.iter().find_map(|bound| {
+        let syn::TypeParamBound::Trait(t) = bound else {
+            return None;
+        };
+        let last = t.path.segments.last()?;
+        if last.ident != "Future" {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return Some(None);
+        };
+        Some(args.args.iter().find_map(|arg| match arg {
+            syn::GenericArgument::AssocType(a) if a.ident == "Output" => Some(&a.ty),
+            _ => None,
+        }))
+    })
+}
+
+fn classify_output(ty: &syn::Type) -> Output<'_> {
+    if let syn::Type::Tuple(t) = ty {
+        if t.elems.is_empty() {
+            return Output::Unit;
+        }
+    }
+    if let Some((ok, err)) = result_args(ty) {
+        return Output::Result { ok, err };
+    }
+    Output::Value(ty)
+}
+
+/// `Result<T, E>` (any path ending in `Result` with two type arguments).
+fn result_args(ty: &syn::Type) -> Option<(&syn::Type, &syn::Type)> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    match (types.next(), types.next(), types.next()) {
+        (Some(ok), Some(err), None) => Some((ok, err)),
+        _ => None,
+    }
+}
+
+/// A `Context` argument (written `Context` or with a path ending in it).
+fn is_context(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => {
+            p.qself.is_none()
+                && p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "Context" && s.arguments.is_empty())
+        }
+        _ => false,
+    }
+}
+
+fn is_option(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option")
+        }
+        _ => false,
+    }
+}
+
+/// A `#[derive(RpcError)]` enum.
+pub(crate) struct ErrorEnum<'a> {
+    pub(crate) item: &'a syn::DeriveInput,
+    pub(crate) variants: Vec<ErrorVariant<'a>>,
+}
+
+/// One variant and its wire mapping.
+pub(crate) struct ErrorVariant<'a> {
+    pub(crate) ident: &'a syn::Ident,
+    pub(crate) fields: &'a syn::Fields,
+    pub(crate) code: Code,
+    pub(crate) message: String,
+}
+
+impl<'a> ErrorEnum<'a> {
+    pub(crate) fn from_syn(cx: &Ctxt, item: &'a syn::DeriveInput) -> Option<Self> {
+        let data = match &item.data {
+            syn::Data::Enum(data) => data,
+            syn::Data::Struct(s) => {
+                cx.error_spanned_by(
+                    s.struct_token,
+                    "`#[derive(RpcError)]` works on enums: one variant per error code",
+                );
+                return None;
+            }
+            syn::Data::Union(u) => {
+                cx.error_spanned_by(
+                    u.union_token,
+                    "`#[derive(RpcError)]` works on enums: one variant per error code",
+                );
+                return None;
+            }
+        };
+        let mut variants = Vec::new();
+        for variant in &data.variants {
+            let args = attr::error_args(cx, &variant.attrs);
+            let Some(code) = args.code else {
+                if args.code_written {
+                    // The wrong value was reported by `attr`.
+                } else if let Some(span) = args.span {
+                    cx.error_at(
+                        span,
+                        "missing `code` in `error(...)`, like `error(code = -32010)`",
+                    );
+                } else {
+                    cx.error_spanned_by(
+                        &variant.ident,
+                        format!(
+                            "missing `#[rpc(error(code = ...))]` on variant `{}`: every variant needs its own code",
+                            variant.ident
+                        ),
+                    );
+                }
+                continue;
+            };
+            let message = args
+                .message
+                .map_or_else(|| case::sentence(&variant.ident.to_string()), |m| m.value);
+            variants.push(ErrorVariant {
+                ident: &variant.ident,
+                fields: &variant.fields,
+                code,
+                message,
+            });
+        }
+        Some(ErrorEnum { item, variants })
+    }
+}

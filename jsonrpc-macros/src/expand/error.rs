@@ -1,0 +1,125 @@
+//! `#[derive(RpcError)]`: the variants' codes, both ways.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::ast::{ErrorEnum, ErrorVariant};
+
+pub(crate) fn expand(error: &ErrorEnum<'_>) -> TokenStream {
+    let ident = &error.item.ident;
+    let mut generics = error.item.generics.clone();
+    {
+        let where_clause = generics.make_where_clause();
+        for param in error.item.generics.type_params() {
+            let t = &param.ident;
+            where_clause.predicates.push(syn::parse_quote! {
+                #t: ::jsonrpc_runtime::__private::serde::Serialize
+                    + ::jsonrpc_runtime::__private::serde::de::DeserializeOwned
+            });
+        }
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let into_arms = error.variants.iter().map(into_arm);
+    let from_arms = error.variants.iter().map(from_arm);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics ::jsonrpc_runtime::RpcError for #ident #ty_generics #where_clause {
+            fn into_error_object(self) -> ::jsonrpc_runtime::ErrorObject {
+                match self {
+                    #(#into_arms)*
+                }
+            }
+
+            fn from_error_object(
+                error: &::jsonrpc_runtime::ErrorObject,
+            ) -> ::core::option::Option<Self> {
+                match error.code.0 {
+                    #(#from_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    }
+}
+
+/// `Self::V { a, b } => error_with_data(code, message, {"a": .., "b": ..})`.
+fn into_arm(variant: &ErrorVariant<'_>) -> TokenStream {
+    let v = variant.ident;
+    let code = variant.code.value;
+    let message = &variant.message;
+    let private = quote!(::jsonrpc_runtime::__private);
+    match variant.fields {
+        syn::Fields::Unit => quote! {
+            Self::#v => #private::error(#code, #message),
+        },
+        syn::Fields::Named(named) => {
+            let idents: Vec<_> = named
+                .named
+                .iter()
+                .filter_map(|f| f.ident.as_ref())
+                .collect();
+            let names = idents.iter().map(|i| i.to_string());
+            quote! {
+                Self::#v { #(#idents),* } => {
+                    let mut data = #private::serde_json::Map::new();
+                    #(data.insert(::std::borrow::ToOwned::to_owned(#names), #private::to_value(&#idents));)*
+                    #private::error_with_data(#code, #message, #private::serde_json::Value::Object(data))
+                }
+            }
+        }
+        syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => quote! {
+            Self::#v(value) => #private::error_with_data(#code, #message, #private::to_value(&value)),
+        },
+        syn::Fields::Unnamed(unnamed) => {
+            let idents: Vec<_> = (0..unnamed.unnamed.len())
+                .map(|i| format_ident!("field{}", i))
+                .collect();
+            quote! {
+                Self::#v(#(#idents),*) => #private::error_with_data(
+                    #code,
+                    #message,
+                    #private::serde_json::Value::Array(::std::vec![#(#private::to_value(&#idents)),*]),
+                ),
+            }
+        }
+    }
+}
+
+/// `code => Some(Self::V { a: from data["a"]?, .. })`.
+fn from_arm(variant: &ErrorVariant<'_>) -> TokenStream {
+    let v = variant.ident;
+    let code = variant.code.value;
+    let private = quote!(::jsonrpc_runtime::__private);
+    let value = match variant.fields {
+        syn::Fields::Unit => quote!(Self::#v),
+        syn::Fields::Named(named) => {
+            let fields = named
+                .named
+                .iter()
+                .filter_map(|f| f.ident.as_ref())
+                .map(|i| {
+                    let name = i.to_string();
+                    quote!(#i: #private::from_value(data.get(#name))?)
+                });
+            quote!({
+                let data = #private::data(error);
+                Self::#v { #(#fields),* }
+            })
+        }
+        syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => quote!({
+            let data = #private::data(error);
+            Self::#v(#private::from_value(::core::option::Option::Some(&data))?)
+        }),
+        syn::Fields::Unnamed(unnamed) => {
+            let fields =
+                (0..unnamed.unnamed.len()).map(|i| quote!(#private::from_value(data.get(#i))?));
+            quote!({
+                let data = #private::data(error);
+                Self::#v(#(#fields),*)
+            })
+        }
+    };
+    quote! {
+        #code => ::core::option::Option::Some(#value),
+    }
+}

@@ -1,0 +1,692 @@
+//! A child process as the other end of a connection.
+//!
+//! The child's stdin and stdout carry the messages, framed as the config
+//! says. Three helpers run beside the connection:
+//!
+//! * a stderr drain, which reads stderr as it comes so the child never blocks
+//!   on a full pipe, and keeps its first 64 KiB;
+//! * a reaper, which owns the `tokio::process::Child`, waits for it and
+//!   publishes its exit status, and kills it when asked (or when every part
+//!   of the connection is gone);
+//! * a shared stdin slot, so that [`ChildHandle::shutdown`] can close the
+//!   child's stdin even while a peer owns the transport.
+//!
+//! When stdout ends, the inbound stream waits (briefly) for the exit status
+//! and the rest of stderr, then yields one
+//! [`TransportError::ProcessExited`]: a peer on this transport fails its
+//! pending calls with that error, so a caller learns the exit status and the
+//! stderr of a child that died mid-call. A failed write to stdin is reported
+//! the same way when the child has exited.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_sink::Sink;
+use futures_util::{SinkExt as _, StreamExt as _};
+use tokio::io::AsyncReadExt as _;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
+use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::sync::CancellationToken;
+
+use super::Transport;
+use crate::codec::{Frame, FramingCodec, FramingError};
+use crate::config::Config;
+use crate::error::{ProcessExit, TransportError};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// How long the inbound stream waits, once stdout has ended, for the child
+/// to exit so that its status can be reported. A child that closed stdout
+/// but keeps running is reported as such after this.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// How long, once the child has exited, the rest of its stderr is waited
+/// for. Longer only matters when a grandchild holds the pipe open.
+const STDERR_WAIT: Duration = Duration::from_millis(500);
+
+/// A child process speaking JSON-RPC over its stdin and stdout.
+///
+/// A `ChildProcess` is a transport (it implements `Stream` of inbound
+/// [`Frame`]s and `Sink` of outbound messages, like [`Transport`]) plus
+/// control of the process: [`shutdown`](Self::shutdown), [`id`](Self::id).
+/// Use it directly when the caller wants to control the wire order message
+/// by message, or split it with [`into_parts`](Self::into_parts) to run a
+/// [`Peer`](crate::Peer) on the transport while keeping the
+/// [`ChildHandle`].
+///
+/// The child's stderr is drained concurrently and its first 64 KiB kept.
+/// When its stdout ends, the stream yields
+/// [`TransportError::ProcessExited`] with the exit status and that stderr,
+/// then ends.
+///
+/// The child is killed and reaped when it is dropped; after `into_parts`,
+/// when the handle and both halves of the transport are all dropped. No
+/// zombie is left behind (outside a runtime, tokio's orphan reaping takes
+/// over). Only the child itself is killed, not processes it started.
+///
+/// # Examples
+///
+/// With a peer:
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use jsonrpc_runtime::{ChildProcess, Config, Peer};
+/// use tokio::process::Command;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = Config::default();
+/// let (transport, child) = ChildProcess::spawn(Command::new("my-server"), &config)?.into_parts();
+/// let peer = Peer::builder().config(config).spawn(transport);
+/// let sum: i64 = peer.call("add", [2, 3]).await?;
+/// assert_eq!(sum, 5);
+/// peer.close(Duration::from_secs(1)).await;
+/// let exit = child.shutdown(Duration::from_secs(1)).await?;
+/// println!("{exit}");
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Without a peer, one message at a time (the caller picks the ids and the
+/// order):
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use bytes::Bytes;
+/// use futures_util::{SinkExt as _, StreamExt as _};
+/// use jsonrpc_runtime::{ChildProcess, Config, Dialect, Frame, Id, Message, ParseOptions, Parsed, Request};
+/// use tokio::process::Command;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut child = ChildProcess::spawn(Command::new("my-server"), &Config::default())?;
+/// let request = Message::Request(Request {
+///     id: Id::from(1),
+///     method: "add".into(),
+///     params: Some(serde_json::value::to_raw_value(&[2, 3])?),
+///     extras: Default::default(),
+/// });
+/// child.send(Bytes::from(request.to_json(Dialect::Strict))).await?;
+/// if let Some(Frame::Message(bytes)) = child.next().await.transpose()? {
+///     if let Parsed::Single(Message::Response(response)) =
+///         Message::parse_bytes(&bytes, &ParseOptions::default())
+///     {
+///         println!("{} answered {:?}", response.id, response.outcome);
+///     }
+/// }
+/// let exit = child.shutdown(Duration::from_secs(1)).await?;
+/// assert!(exit.status.success());
+/// # Ok(())
+/// # }
+/// ```
+pub struct ChildProcess {
+    transport: Transport,
+    handle: ChildHandle,
+}
+
+impl fmt::Debug for ChildProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildProcess")
+            .field("id", &self.handle.shared.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Control of a child process whose transport is used elsewhere (see
+/// [`ChildProcess::into_parts`]).
+///
+/// Dropping the handle does not kill the child while its transport is still
+/// in use; the child is killed and reaped once the handle and both halves
+/// of the transport are dropped.
+#[must_use = "the child is killed once the handle and its transport are dropped"]
+pub struct ChildHandle {
+    shared: Arc<ChildShared>,
+    _guard: Arc<KillGuard>,
+}
+
+impl fmt::Debug for ChildHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildHandle")
+            .field("id", &self.shared.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChildProcess {
+    /// Spawns `command` with piped stdin, stdout and stderr, framed as
+    /// `config` says (its [`framing`](Config::framing) and
+    /// [`max_frame_len`](Config::max_frame_len)).
+    ///
+    /// The command's stdio settings are replaced, and it is set to be killed
+    /// on drop.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::{ChildProcess, Config, Framing};
+    /// use tokio::process::Command;
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// let mut command = Command::new("rust-analyzer");
+    /// command.current_dir("/my/project");
+    /// let config = Config::default().framing(Framing::ContentLength);
+    /// let child = ChildProcess::spawn(command, &config)?;
+    /// println!("started pid {:?}", child.id());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Fails when the process cannot be started (the program is missing or
+    /// not executable, the working directory does not exist, ...).
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime.
+    pub fn spawn(mut command: Command, config: &Config) -> io::Result<ChildProcess> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            // Piped stdio was asked for, so tokio hands out all three; stay
+            // clean if it ever does not.
+            let _ = child.start_kill();
+            return Err(io::Error::other("the child's stdio pipes were not created"));
+        };
+        let codec = config.framing.codec(config.max_frame_len);
+
+        let shared = Arc::new(ChildShared {
+            pid: child.id(),
+            exit: watch::Sender::new(ExitState::Running),
+            stderr: Mutex::new(Capture::default()),
+            stderr_done: CancellationToken::new(),
+            stdin: Mutex::new(StdinSlot {
+                writer: Some(FramedWrite::new(stdin, codec.clone())),
+                waker: None,
+            }),
+            kill: CancellationToken::new(),
+        });
+        let guard = Arc::new(KillGuard(shared.kill.clone()));
+        let drain = tokio::spawn(drain_stderr(stderr, shared.clone()));
+        tokio::spawn(reap(child, shared.clone(), drain));
+
+        let inbound = InboundHalf {
+            frames: FramedRead::new(stdout, codec),
+            shared: shared.clone(),
+            state: ReadState::Reading,
+            _guard: guard.clone(),
+        };
+        let outbound = OutboundHalf {
+            shared: shared.clone(),
+            failure: None,
+            _guard: guard.clone(),
+        };
+        Ok(ChildProcess {
+            transport: Transport::new(inbound, outbound),
+            handle: ChildHandle {
+                shared,
+                _guard: guard,
+            },
+        })
+    }
+
+    /// The child's process id, or `None` once it has been reaped.
+    pub fn id(&self) -> Option<u32> {
+        self.handle.id()
+    }
+
+    /// Splits into the transport (give it to a [`Peer`](crate::Peer)) and a
+    /// handle that controls the process.
+    ///
+    /// # Examples
+    ///
+    /// See [`ChildProcess`].
+    pub fn into_parts(self) -> (Transport, ChildHandle) {
+        (self.transport, self.handle)
+    }
+
+    /// Closes the child's stdin, waits up to `grace` for it to exit, then
+    /// kills it; reaps it and returns its exit status and stderr.
+    ///
+    /// Anything the child writes to stdout meanwhile is read and dropped, so
+    /// it never blocks on a full pipe while winding down.
+    ///
+    /// # Examples
+    ///
+    /// See [`ChildProcess`].
+    ///
+    /// # Errors
+    ///
+    /// Fails only when waiting for the process fails at the OS level.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future drops the `ChildProcess`, which kills and reaps
+    /// the child.
+    pub async fn shutdown(self, grace: Duration) -> io::Result<ProcessExit> {
+        let ChildProcess { transport, handle } = self;
+        let Transport {
+            mut inbound,
+            mut outbound,
+        } = transport;
+        // Flush what the caller sent, then close stdin. A child that does
+        // not read its stdin cannot hold this up past the grace.
+        let _ = tokio::time::timeout(grace, outbound.close()).await;
+        drop(outbound);
+        let drain = async move {
+            while inbound.next().await.is_some() {}
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            exit = handle.shutdown(grace) => exit,
+            () = drain => unreachable_pending(),
+        }
+    }
+}
+
+/// `drain` above never completes; this keeps the `select!` total without a
+/// panic path.
+fn unreachable_pending() -> io::Result<ProcessExit> {
+    Err(io::Error::other("the stdout drain ended unexpectedly"))
+}
+
+impl Stream for ChildProcess {
+    type Item = Result<Frame, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.transport).poll_next(cx)
+    }
+}
+
+impl Sink<Bytes> for ChildProcess {
+    type Error = TransportError;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        Pin::new(&mut self.transport).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
+        Pin::new(&mut self.transport).start_send(item)
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        Pin::new(&mut self.transport).poll_flush(cx)
+    }
+
+    fn poll_close(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        Pin::new(&mut self.transport).poll_close(cx)
+    }
+}
+
+impl ChildHandle {
+    /// The child's process id, or `None` once it has been reaped.
+    pub fn id(&self) -> Option<u32> {
+        match *self.shared.exit.borrow() {
+            ExitState::Running => self.shared.pid,
+            _ => None,
+        }
+    }
+
+    /// Closes the child's stdin, waits up to `grace` for it to exit, then
+    /// kills it; reaps it and returns its exit status and stderr.
+    ///
+    /// A peer still running on the transport sees the child's stdout end
+    /// and closes with [`TransportError::ProcessExited`]. For a clean
+    /// goodbye, close the peer first (which also closes stdin), then call
+    /// this.
+    ///
+    /// # Examples
+    ///
+    /// See [`ChildProcess`].
+    ///
+    /// # Errors
+    ///
+    /// Fails only when waiting for the process fails at the OS level.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future drops the handle: the child is killed once its
+    /// transport is gone too.
+    pub async fn shutdown(self, grace: Duration) -> io::Result<ProcessExit> {
+        self.shared.close_stdin();
+        if tokio::time::timeout(grace, self.shared.exited())
+            .await
+            .is_err()
+        {
+            self.shared.kill.cancel();
+        }
+        self.shared.report().await
+    }
+
+    /// Waits for the child to exit on its own, and returns its exit status
+    /// and stderr.
+    ///
+    /// # Errors
+    ///
+    /// Fails only when waiting for the process fails at the OS level.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub async fn wait(&self) -> io::Result<ProcessExit> {
+        self.shared.report().await
+    }
+
+    /// Asks for the child to be killed, without waiting (see
+    /// [`wait`](Self::wait)).
+    pub fn kill(&self) {
+        self.shared.kill.cancel();
+    }
+}
+
+/// Kills the child when the last part of the connection is dropped.
+struct KillGuard(CancellationToken);
+
+impl Drop for KillGuard {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+#[derive(Debug, Clone)]
+enum ExitState {
+    Running,
+    Exited(ExitStatus),
+    WaitFailed(String),
+}
+
+#[derive(Default)]
+struct Capture {
+    bytes: Vec<u8>,
+    truncated: bool,
+}
+
+struct StdinSlot {
+    writer: Option<FramedWrite<ChildStdin, FramingCodec>>,
+    /// The writer task waiting on a full pipe, woken if stdin is closed
+    /// from the handle meanwhile.
+    waker: Option<Waker>,
+}
+
+struct ChildShared {
+    pid: Option<u32>,
+    exit: watch::Sender<ExitState>,
+    stderr: Mutex<Capture>,
+    stderr_done: CancellationToken,
+    stdin: Mutex<StdinSlot>,
+    kill: CancellationToken,
+}
+
+/// Locks a mutex whose data stays consistent across a panic (every update
+/// is a single assignment or append).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ChildShared {
+    fn close_stdin(&self) {
+        let (writer, waker) = {
+            let mut slot = lock(&self.stdin);
+            (slot.writer.take(), slot.waker.take())
+        };
+        drop(writer);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Waits until the reaper has published how the child ended.
+    async fn exited(&self) -> ExitState {
+        let mut rx = self.exit.subscribe();
+        let state = match rx.wait_for(|s| !matches!(s, ExitState::Running)).await {
+            Ok(state) => state.clone(),
+            // The sender lives in `self`; it cannot be gone.
+            Err(_) => ExitState::WaitFailed("the process reaper is gone".into()),
+        };
+        state
+    }
+
+    /// The exit status and stderr, once the child has exited and its stderr
+    /// has ended (or [`STDERR_WAIT`] has passed).
+    async fn report(&self) -> io::Result<ProcessExit> {
+        match self.exited().await {
+            ExitState::Exited(status) => {
+                let _ = tokio::time::timeout(STDERR_WAIT, self.stderr_done.cancelled()).await;
+                let capture = lock(&self.stderr);
+                Ok(ProcessExit::new(
+                    status,
+                    String::from_utf8_lossy(&capture.bytes).into_owned(),
+                    capture.truncated,
+                ))
+            }
+            ExitState::WaitFailed(message) => Err(io::Error::other(format!(
+                "waiting for the child process failed: {message}"
+            ))),
+            // `exited` only returns once the state left `Running`.
+            ExitState::Running => Err(io::Error::other("the child process is still running")),
+        }
+    }
+}
+
+/// The error to report when talking to the child failed: the child's exit
+/// when it has exited (within [`EXIT_WAIT`]), else `fallback`.
+async fn exit_error(shared: Arc<ChildShared>, fallback: TransportError) -> TransportError {
+    match tokio::time::timeout(EXIT_WAIT, shared.report()).await {
+        Ok(Ok(exit)) => TransportError::ProcessExited(exit),
+        Ok(Err(_)) | Err(_) => fallback,
+    }
+}
+
+async fn reap(mut child: Child, shared: Arc<ChildShared>, drain: tokio::task::JoinHandle<()>) {
+    let status = tokio::select! {
+        status = child.wait() => status,
+        () = shared.kill.cancelled() => {
+            let _ = child.start_kill();
+            child.wait().await
+        }
+    };
+    shared.exit.send_replace(match status {
+        Ok(status) => ExitState::Exited(status),
+        Err(e) => ExitState::WaitFailed(e.to_string()),
+    });
+    // A grandchild may hold stderr open; do not let the drain outlive the
+    // child by more than the report waits for.
+    if tokio::time::timeout(STDERR_WAIT, shared.stderr_done.cancelled())
+        .await
+        .is_err()
+    {
+        drain.abort();
+    }
+}
+
+async fn drain_stderr(mut stderr: ChildStderr, shared: Arc<ChildShared>) {
+    let mut buf = vec![0u8; 8 * 1024];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut capture = lock(&shared.stderr);
+                let room = ProcessExit::STDERR_CAPTURE_LIMIT.saturating_sub(capture.bytes.len());
+                let keep = n.min(room);
+                capture.bytes.extend_from_slice(&buf[..keep]);
+                if keep < n {
+                    capture.truncated = true;
+                }
+            }
+        }
+    }
+    shared.stderr_done.cancel();
+}
+
+enum ReadState {
+    Reading,
+    /// Stdout ended or failed: waiting for the exit status to report.
+    Exiting(BoxFuture<TransportError>),
+    Done,
+}
+
+/// The child's stdout, as frames.
+struct InboundHalf {
+    frames: FramedRead<ChildStdout, FramingCodec>,
+    shared: Arc<ChildShared>,
+    state: ReadState,
+    _guard: Arc<KillGuard>,
+}
+
+impl Stream for InboundHalf {
+    type Item = Result<Frame, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            match &mut this.state {
+                ReadState::Reading => match this.frames.poll_next_unpin(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(frame))) => return Poll::Ready(Some(Ok(frame))),
+                    Poll::Ready(Some(Err(e))) => {
+                        let fallback = TransportError::from(e);
+                        this.state =
+                            ReadState::Exiting(Box::pin(exit_error(this.shared.clone(), fallback)));
+                    }
+                    Poll::Ready(None) => {
+                        let fallback = TransportError::from(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!(
+                                "the child process{} closed its stdout but is still running",
+                                pid_suffix(this.shared.pid)
+                            ),
+                        ));
+                        this.state =
+                            ReadState::Exiting(Box::pin(exit_error(this.shared.clone(), fallback)));
+                    }
+                },
+                ReadState::Exiting(report) => {
+                    let error = std::task::ready!(report.as_mut().poll(cx));
+                    this.state = ReadState::Done;
+                    return Poll::Ready(Some(Err(error)));
+                }
+                ReadState::Done => return Poll::Ready(None),
+            }
+        }
+    }
+}
+
+fn pid_suffix(pid: Option<u32>) -> String {
+    pid.map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+}
+
+/// The child's stdin, through the shared slot.
+struct OutboundHalf {
+    shared: Arc<ChildShared>,
+    /// A write failed: the error to report, once the exit is known.
+    failure: Option<BoxFuture<TransportError>>,
+    _guard: Arc<KillGuard>,
+}
+
+impl OutboundHalf {
+    /// Runs `op` on the stdin writer, turning a failure (or a stdin closed
+    /// by the handle) into the child's exit when it has exited.
+    fn poll_writer(
+        &mut self,
+        cx: &mut Context<'_>,
+        op: impl FnOnce(
+            Pin<&mut FramedWrite<ChildStdin, FramingCodec>>,
+            &mut Context<'_>,
+        ) -> Poll<Result<(), FramingError>>,
+    ) -> Poll<Result<(), TransportError>> {
+        if self.failure.is_none() {
+            let mut slot = lock(&self.shared.stdin);
+            let fallback = match slot.writer.as_mut() {
+                None => TransportError::Closed,
+                Some(writer) => match op(Pin::new(writer), cx) {
+                    Poll::Pending => {
+                        slot.waker = Some(cx.waker().clone());
+                        return Poll::Pending;
+                    }
+                    Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
+                    Poll::Ready(Err(e)) => TransportError::from(e),
+                },
+            };
+            drop(slot);
+            self.failure = Some(Box::pin(exit_error(self.shared.clone(), fallback)));
+        }
+        match &mut self.failure {
+            Some(report) => report.as_mut().poll(cx).map(Err),
+            None => Poll::Ready(Err(TransportError::Closed)),
+        }
+    }
+}
+
+impl Sink<Bytes> for OutboundHalf {
+    type Error = TransportError;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        self.poll_writer(cx, |w, cx| w.poll_ready(cx))
+    }
+
+    fn start_send(self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
+        if self.failure.is_some() {
+            return Err(TransportError::Closed);
+        }
+        let mut slot = lock(&self.shared.stdin);
+        match slot.writer.as_mut() {
+            Some(writer) => Pin::new(writer)
+                .start_send(item)
+                .map_err(TransportError::from),
+            None => Err(TransportError::Closed),
+        }
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        self.poll_writer(cx, |w, cx| w.poll_flush(cx))
+    }
+
+    fn poll_close(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        if lock(&self.shared.stdin).writer.is_none() && self.failure.is_none() {
+            // Already closed (by the handle, or an earlier close).
+            return Poll::Ready(Ok(()));
+        }
+        let result = std::task::ready!(self.poll_writer(cx, |w, cx| w.poll_close(cx)));
+        // Flushed: now close the pipe so the child sees the end of its input.
+        self.shared.close_stdin();
+        Poll::Ready(result)
+    }
+}
+
+impl Drop for OutboundHalf {
+    fn drop(&mut self) {
+        // The pipe would otherwise stay open as long as the handle lives.
+        self.shared.close_stdin();
+    }
+}

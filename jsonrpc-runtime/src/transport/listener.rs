@@ -1,0 +1,478 @@
+//! One listener for every socket server: accept connections, run one peer
+//! per connection, shut down gracefully.
+//!
+//! The TCP, Unix-socket and WebSocket servers are the same [`Listener`]
+//! with a different [`Acceptor`]. Accepting is split in two steps so that a
+//! slow client never holds up the others: [`Acceptor::accept`] only takes
+//! the next connection off the socket, and [`Acceptor::open`] (a WebSocket
+//! handshake, say) runs on the connection's own task.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::Transport;
+use crate::config::Config;
+use crate::error::TransportError;
+use crate::peer::Peer;
+use crate::router::Router;
+
+/// Where a connection came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PeerAddr {
+    /// A TCP (or WebSocket) client's address.
+    Tcp(std::net::SocketAddr),
+    /// A Unix-socket client's path; `None` for an unnamed socket, which is
+    /// what clients almost always use.
+    Unix(Option<PathBuf>),
+}
+
+impl fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerAddr::Tcp(addr) => fmt::Display::fmt(addr, f),
+            PeerAddr::Unix(Some(path)) => fmt::Display::fmt(&path.display(), f),
+            PeerAddr::Unix(None) => f.write_str("(unnamed unix socket)"),
+        }
+    }
+}
+
+/// A source of connections for a [`Listener`]: a bound socket.
+///
+/// Implemented by [`TcpAcceptor`](crate::TcpAcceptor),
+/// [`UnixAcceptor`](crate::UnixAcceptor) and, with the `websocket` feature,
+/// `WebSocketAcceptor`. Implement it to serve another kind of socket (a
+/// TLS listener, a vsock).
+///
+/// # Examples
+///
+/// A TCP acceptor that only lets local clients in:
+///
+/// ```
+/// use std::future::Future;
+/// use jsonrpc_runtime::{Acceptor, Config, PeerAddr, TcpAcceptor, Transport, TransportError};
+/// use tokio::net::TcpStream;
+///
+/// struct LocalOnly(TcpAcceptor);
+///
+/// impl Acceptor for LocalOnly {
+///     type Connection = TcpStream;
+///
+///     async fn accept(&mut self) -> std::io::Result<(TcpStream, PeerAddr)> {
+///         loop {
+///             let (stream, addr) = self.0.accept().await?;
+///             if matches!(&addr, PeerAddr::Tcp(a) if a.ip().is_loopback()) {
+///                 return Ok((stream, addr));
+///             }
+///         }
+///     }
+///
+///     fn open(
+///         &self,
+///         stream: TcpStream,
+///         config: &Config,
+///     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
+///         self.0.open(stream, config)
+///     }
+/// }
+/// ```
+pub trait Acceptor: Send + 'static {
+    /// An accepted connection, before it is a transport.
+    type Connection: Send + 'static;
+
+    /// Waits for the next connection and returns it with the client's
+    /// address.
+    ///
+    /// Errors about one connection only (the client gave up before it was
+    /// accepted) are skipped by the listener; others (out of file
+    /// descriptors) make it wait a little and try again.
+    ///
+    /// # Errors
+    ///
+    /// The socket's accept error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Must be cancel safe: the listener drops the future at shutdown.
+    fn accept(&mut self) -> impl Future<Output = io::Result<(Self::Connection, PeerAddr)>> + Send;
+
+    /// Turns an accepted connection into a transport, framed as `config`
+    /// says. Runs on the connection's own task.
+    ///
+    /// # Errors
+    ///
+    /// A failed handshake; the connection is then dropped.
+    fn open(
+        &self,
+        connection: Self::Connection,
+        config: &Config,
+    ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static;
+}
+
+/// The routes for each connection a [`Listener`] accepts.
+///
+/// A [`Router`] is cloned for each connection (its handlers are shared); a
+/// closure `Fn(&PeerAddr) -> Router` builds one per connection, for routes
+/// with per-connection state.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use jsonrpc_runtime::{Context, ErrorObject, MakeRouter, PeerAddr, Router};
+///
+/// // Each connection counts its own calls.
+/// let per_connection = |_addr: &PeerAddr| {
+///     let calls = Arc::new(AtomicU64::new(0));
+///     Router::new().request("count", move |(): (), _: Context| {
+///         let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+///         async move { Ok::<_, ErrorObject>(n) }
+///     })
+/// };
+/// let router = per_connection.make_router(&PeerAddr::Unix(None));
+/// assert!(router.contains("count"));
+/// ```
+pub trait MakeRouter: Send + Sync + 'static {
+    /// The routes for a connection from `addr`.
+    fn make_router(&self, addr: &PeerAddr) -> Router;
+}
+
+impl MakeRouter for Router {
+    fn make_router(&self, _addr: &PeerAddr) -> Router {
+        self.clone()
+    }
+}
+
+impl<F> MakeRouter for F
+where
+    F: Fn(&PeerAddr) -> Router + Send + Sync + 'static,
+{
+    fn make_router(&self, addr: &PeerAddr) -> Router {
+        self(addr)
+    }
+}
+
+/// Accepts connections and runs one [`Peer`] per connection.
+///
+/// Build it from an [`Acceptor`], set the peers' [`Config`] and an optional
+/// connection limit, then [`serve`](Self::serve) a route table. The
+/// returned [`Server`] counts live connections and shuts down gracefully.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use jsonrpc_runtime::{Config, ErrorObject, Listener, Peer, Router, TcpAcceptor, Transport};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let router = Router::new().request("add", |(a, b): (i64, i64), _| async move {
+///     Ok::<_, ErrorObject>(a + b)
+/// });
+/// let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+/// let addr = acceptor.local_addr()?;
+/// let server = Listener::new(acceptor).connection_limit(100).serve(router);
+///
+/// let client = Peer::connect(Transport::connect_tcp(addr, &Config::default()).await?);
+/// let sum: i64 = client.call("add", (2, 3)).await?;
+/// assert_eq!(sum, 5);
+///
+/// client.close(Duration::from_secs(1)).await;
+/// server.shutdown(Duration::from_secs(1)).await;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Listener<A> {
+    acceptor: A,
+    config: Config,
+    limit: Option<usize>,
+}
+
+impl<A: Acceptor> Listener<A> {
+    /// A listener taking connections from `acceptor`, with the default
+    /// config and no connection limit.
+    pub fn new(acceptor: A) -> Self {
+        Listener {
+            acceptor,
+            config: Config::default(),
+            limit: None,
+        }
+    }
+
+    /// The config of every connection's peer, including the framing of
+    /// byte-stream sockets and the frame size cap (default:
+    /// [`Config::default`]).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Serves at most `n` connections at once. While `n` are open, no more
+    /// are accepted: new clients wait in the operating system's backlog
+    /// until a connection ends.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is zero.
+    #[track_caller]
+    pub fn connection_limit(mut self, n: usize) -> Self {
+        assert!(n > 0, "connection_limit must be at least 1");
+        self.limit = Some(n);
+        self
+    }
+
+    /// The acceptor, to read its local address for example.
+    pub fn acceptor(&self) -> &A {
+        &self.acceptor
+    }
+
+    /// Starts accepting: each connection gets a peer of its own serving the
+    /// routes `routes` makes for it (a [`Router`] is cloned).
+    ///
+    /// The peer of a connection lives until the client leaves or the
+    /// server shuts down. Dropping the returned [`Server`] stops it at once
+    /// (see [`Server::shutdown`] for a graceful stop).
+    ///
+    /// # Examples
+    ///
+    /// See [`Listener`].
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime.
+    pub fn serve(self, routes: impl MakeRouter) -> Server {
+        let shared = Arc::new(ServerShared {
+            stop: CancellationToken::new(),
+            abort: CancellationToken::new(),
+            grace: Mutex::new(Duration::ZERO),
+            live: AtomicUsize::new(0),
+            tracker: TaskTracker::new(),
+        });
+        let limit = self.limit.map(|n| Arc::new(Semaphore::new(n)));
+        let accept = tokio::spawn(accept_loop(
+            self.acceptor,
+            self.config,
+            limit,
+            Arc::new(routes),
+            shared.clone(),
+        ));
+        Server {
+            shared,
+            accept: Some(accept),
+        }
+    }
+}
+
+/// A running [`Listener`]: counts its connections and shuts them down.
+///
+/// Dropping it stops accepting and closes every connection at once; an
+/// acceptor with a socket file removes it.
+#[must_use = "dropping the server stops it at once"]
+pub struct Server {
+    shared: Arc<ServerShared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("live_connections", &self.live_connections())
+            .finish_non_exhaustive()
+    }
+}
+
+struct ServerShared {
+    /// Stop accepting; each connection closes with `grace`.
+    stop: CancellationToken,
+    /// Close every connection now.
+    abort: CancellationToken,
+    grace: Mutex<Duration>,
+    live: AtomicUsize,
+    tracker: TaskTracker,
+}
+
+impl Server {
+    /// How many connections are open right now (accepted and not yet
+    /// ended, handshakes included).
+    pub fn live_connections(&self) -> usize {
+        self.shared.live.load(Ordering::Acquire)
+    }
+
+    /// Stops accepting, then closes every connection gracefully: each peer
+    /// refuses new requests (with -32001) and gives the ones already
+    /// running up to `grace` to finish, as
+    /// [`Peer::close`](crate::Peer::close) does. Returns once every
+    /// connection has ended and the socket is closed (a Unix socket's file
+    /// removed).
+    ///
+    /// # Examples
+    ///
+    /// See [`Listener`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future drops the server: the connections still open
+    /// are closed at once.
+    pub async fn shutdown(mut self, grace: Duration) {
+        *self.shared.grace.lock().unwrap_or_else(|p| p.into_inner()) = grace;
+        self.shared.stop.cancel();
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.await;
+        }
+        self.shared.tracker.close();
+        self.shared.tracker.wait().await;
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shared.abort.cancel();
+        self.shared.stop.cancel();
+    }
+}
+
+/// Counts one connection while it lives.
+struct LiveGuard(Arc<ServerShared>);
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Whether an accept error concerns one connection only.
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::WouldBlock
+    )
+}
+
+async fn accept_loop<A: Acceptor>(
+    mut acceptor: A,
+    config: Config,
+    limit: Option<Arc<Semaphore>>,
+    routes: Arc<dyn MakeRouterDyn>,
+    shared: Arc<ServerShared>,
+) {
+    const MIN_BACKOFF: Duration = Duration::from_millis(10);
+    const MAX_BACKOFF: Duration = Duration::from_secs(1);
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        let permit = match &limit {
+            Some(limit) => tokio::select! {
+                biased;
+                () = shared.stop.cancelled() => break,
+                permit = limit.clone().acquire_owned() => permit.ok(),
+            },
+            None => None,
+        };
+        let accepted = tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => break,
+            accepted = acceptor.accept() => accepted,
+        };
+        let (connection, addr) = match accepted {
+            Ok(accepted) => {
+                backoff = MIN_BACKOFF;
+                accepted
+            }
+            Err(e) if is_connection_error(&e) => {
+                tracing::debug!(error = %e, "a client left before its connection was accepted");
+                continue;
+            }
+            Err(e) => {
+                // Out of file descriptors or memory: give the live
+                // connections a moment to end, then try again.
+                tracing::error!(error = %e, retry_in = ?backoff, "accepting a connection failed");
+                tokio::select! {
+                    () = shared.stop.cancelled() => break,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+        };
+        shared.live.fetch_add(1, Ordering::AcqRel);
+        let live = LiveGuard(shared.clone());
+        let open = acceptor.open(connection, &config);
+        let connection = Connection {
+            shared: shared.clone(),
+            config: config.clone(),
+            routes: routes.clone(),
+            addr,
+            _live: live,
+            _permit: permit,
+        };
+        shared.tracker.spawn(connection.run(open));
+    }
+    // The acceptor (and a Unix socket's file) goes here.
+    drop(acceptor);
+}
+
+/// [`MakeRouter`] behind a pointer, so the accept loop is not generic over
+/// it.
+trait MakeRouterDyn: Send + Sync {
+    fn make(&self, addr: &PeerAddr) -> Router;
+}
+
+impl<M: MakeRouter> MakeRouterDyn for M {
+    fn make(&self, addr: &PeerAddr) -> Router {
+        self.make_router(addr)
+    }
+}
+
+/// One accepted connection's task.
+struct Connection {
+    shared: Arc<ServerShared>,
+    config: Config,
+    routes: Arc<dyn MakeRouterDyn>,
+    addr: PeerAddr,
+    _live: LiveGuard,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Connection {
+    async fn run(self, open: impl Future<Output = Result<Transport, TransportError>>) {
+        let shared = &self.shared;
+        let transport = tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => return,
+            opened = open => match opened {
+                Ok(transport) => transport,
+                Err(e) => {
+                    return tracing::debug!(addr = %self.addr, error = %e, "dropping a connection that did not open");
+                }
+            },
+        };
+        let peer = Peer::builder()
+            .config(self.config.clone())
+            .router(self.routes.make(&self.addr))
+            .spawn(transport);
+        tokio::select! {
+            _ = peer.closed() => {}
+            () = shared.stop.cancelled() => {
+                let grace = *shared.grace.lock().unwrap_or_else(|p| p.into_inner());
+                tokio::select! {
+                    _ = peer.close(grace) => {}
+                    () = shared.abort.cancelled() => { peer.close_now().await; }
+                }
+            }
+        }
+    }
+}

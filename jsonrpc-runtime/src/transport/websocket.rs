@@ -1,0 +1,713 @@
+//! WebSocket (feature `websocket`): a connector, server and client
+//! handshakes over any stream, and an acceptor for
+//! [`Listener`](crate::Listener).
+//!
+//! One JSON-RPC message (or batch) travels in each text message. The rules
+//! at the edges:
+//!
+//! * A binary message is refused as one message: the peer answers it with
+//!   -32600 "binary messages are not accepted, send JSON text" and keeps
+//!   serving.
+//! * A message or frame over the config's
+//!   [`max_frame_len`](crate::Config::max_frame_len) cannot be skipped (its
+//!   bytes are not read, so the stream is out of step): it is answered with
+//!   -32600 naming the limit, then the connection is closed with code 1009
+//!   ("message too big"), and it ends with a [`TransportError::WebSocket`]
+//!   whose [`close_code`](crate::WebSocketError::close_code) is 1009.
+//!   Text that is not UTF-8 closes with 1007, a protocol violation with 1002.
+//! * Pings are answered with pongs as they are read.
+//! * A close frame from the other side ends the connection cleanly
+//!   ([`CloseReason::RemoteClosed`](crate::CloseReason::RemoteClosed)); the
+//!   reply echoes its code (1000 for a normal close). Closing from this side
+//!   sends code 1000.
+//! * After sending its close frame, this side waits up to two seconds for
+//!   the other side's reply (reading and dropping whatever still arrives),
+//!   so the other side sees a clean close rather than a reset.
+//!
+//! The two halves of the transport share the WebSocket behind a mutex held
+//! only for the length of one poll, so a read never waits for a write.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_sink::Sink;
+use futures_util::StreamExt as _;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::time::Sleep;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
+
+use super::listener::{Acceptor, PeerAddr};
+use super::Transport;
+use crate::codec::{Frame, FrameRefusal};
+use crate::config::Config;
+use crate::error::{TransportError, WebSocketError};
+
+/// How long this side waits for the other side's close reply.
+const CLOSE_LINGER: Duration = Duration::from_secs(2);
+
+/// The default limit on a server handshake.
+const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Transport {
+    /// Connects to a WebSocket server at `url` (`ws://host:port/path`).
+    ///
+    /// Only the config's frame size cap applies (framing is WebSocket's).
+    /// For `wss://`, open the TLS stream yourself and use
+    /// [`websocket_client`](Self::websocket_client).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::{Config, Peer, Transport};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let transport = Transport::connect_websocket("ws://127.0.0.1:9000/rpc", &Config::default()).await?;
+    /// let peer = Peer::connect(transport);
+    /// let sum: i64 = peer.call("add", [2, 3]).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TransportError::WebSocket`] for a URL that is not `ws://` or a
+    /// handshake the server refused; an I/O error when the TCP connection
+    /// fails.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future abandons the connection attempt.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime with I/O enabled.
+    pub async fn connect_websocket(
+        url: &str,
+        config: &Config,
+    ) -> Result<Transport, TransportError> {
+        let request = url
+            .into_client_request()
+            .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
+        let uri = request.uri();
+        match uri.scheme_str() {
+            Some("ws") => {}
+            Some("wss") => {
+                return Err(ws_error(
+                    format!(
+                        "`{url}` needs TLS, which this connector does not do: open the TLS \
+                         stream yourself and pass it to `Transport::websocket_client`"
+                    ),
+                    None,
+                    None,
+                ))
+            }
+            _ => {
+                return Err(ws_error(
+                    format!("`{url}` is not a `ws://` URL"),
+                    None,
+                    None,
+                ))
+            }
+        }
+        let host = uri.host().unwrap_or_default();
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host)
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(80);
+        let stream = TcpStream::connect((host.as_str(), port)).await?;
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
+        }
+        let (ws, _response) =
+            tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
+                .await
+                .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
+        Ok(websocket_transport(ws))
+    }
+
+    /// Runs the client side of a WebSocket handshake for `url` over an
+    /// already connected `stream` (a TLS stream, a Unix socket), and returns
+    /// the transport.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    /// let config = Config::default();
+    /// let server = tokio::spawn({
+    ///     let config = config.clone();
+    ///     async move { Transport::websocket_server(server_io, &config).await }
+    /// });
+    /// let client = Transport::websocket_client(client_io, "ws://localhost/", &config).await?;
+    /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
+    /// let _server = Peer::builder().router(router).spawn(server.await??);
+    /// let client = Peer::connect(client);
+    /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TransportError::WebSocket`] when the URL is invalid or the server
+    /// refuses the handshake.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops `stream`.
+    pub async fn websocket_client<S>(
+        stream: S,
+        url: &str,
+        config: &Config,
+    ) -> Result<Transport, TransportError>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let request = url
+            .into_client_request()
+            .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
+        let (ws, _response) =
+            tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
+                .await
+                .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
+        Ok(websocket_transport(ws))
+    }
+
+    /// Runs the server side of a WebSocket handshake over `stream` (an
+    /// accepted TCP or TLS stream), and returns the transport. Any request
+    /// path is accepted.
+    ///
+    /// # Examples
+    ///
+    /// See [`websocket_client`](Self::websocket_client).
+    ///
+    /// # Errors
+    ///
+    /// [`TransportError::WebSocket`] when the client's request is not a
+    /// valid WebSocket handshake.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops `stream`.
+    pub async fn websocket_server<S>(
+        stream: S,
+        config: &Config,
+    ) -> Result<Transport, TransportError>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let ws = tokio_tungstenite::accept_async_with_config(stream, Some(ws_config(config)))
+            .await
+            .map_err(|e| handshake_error("the client's WebSocket handshake failed", e))?;
+        Ok(websocket_transport(ws))
+    }
+}
+
+/// A bound TCP socket that a [`Listener`](crate::Listener) accepts
+/// WebSocket connections from. The handshake runs on each connection's own
+/// task, limited by [`handshake_timeout`](Self::handshake_timeout).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use jsonrpc_runtime::{Config, ErrorObject, Listener, Peer, Router, Transport, WebSocketAcceptor};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
+/// let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?;
+/// let url = format!("ws://{}/", acceptor.local_addr()?);
+/// let server = Listener::new(acceptor).serve(router);
+///
+/// let client = Peer::connect(Transport::connect_websocket(&url, &Config::default()).await?);
+/// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
+/// client.close(Duration::from_secs(1)).await;
+/// server.shutdown(Duration::from_secs(1)).await;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct WebSocketAcceptor {
+    listener: TcpListener,
+    handshake_timeout: Duration,
+}
+
+impl WebSocketAcceptor {
+    /// Binds a TCP socket to `addr` for WebSocket clients (port 0 picks a
+    /// free port; see [`local_addr`](Self::local_addr)).
+    ///
+    /// # Errors
+    ///
+    /// Fails when the address does not resolve or cannot be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: nothing is bound if the future is dropped.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime with I/O enabled.
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<WebSocketAcceptor> {
+        Ok(WebSocketAcceptor::from_listener(
+            TcpListener::bind(addr).await?,
+        ))
+    }
+
+    /// An acceptor over a listener bound elsewhere.
+    pub fn from_listener(listener: TcpListener) -> WebSocketAcceptor {
+        WebSocketAcceptor {
+            listener,
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        }
+    }
+
+    /// How long a client gets to complete its handshake before its
+    /// connection is dropped (default 10 seconds).
+    pub fn handshake_timeout(mut self, timeout: Duration) -> WebSocketAcceptor {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// The address the socket is bound to.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error, if it cannot tell.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+impl Acceptor for WebSocketAcceptor {
+    type Connection = TcpStream;
+
+    async fn accept(&mut self) -> io::Result<(TcpStream, PeerAddr)> {
+        let (stream, addr) = self.listener.accept().await?;
+        Ok((stream, PeerAddr::Tcp(addr)))
+    }
+
+    fn open(
+        &self,
+        stream: TcpStream,
+        config: &Config,
+    ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
+        let config = config.clone();
+        let limit = self.handshake_timeout;
+        async move {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
+            }
+            match tokio::time::timeout(limit, Transport::websocket_server(stream, &config)).await {
+                Ok(opened) => opened,
+                Err(_) => Err(ws_error(
+                    format!("the client did not complete its handshake within {limit:?}"),
+                    None,
+                    None,
+                )),
+            }
+        }
+    }
+}
+
+fn ws_config(config: &Config) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(config.max_frame_len))
+        .max_frame_size(Some(config.max_frame_len))
+}
+
+fn ws_error(
+    message: impl Into<String>,
+    close_code: Option<u16>,
+    source: Option<WsError>,
+) -> TransportError {
+    TransportError::WebSocket(WebSocketError::new(
+        message,
+        close_code,
+        source.map(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>),
+    ))
+}
+
+fn handshake_error(context: &str, e: WsError) -> TransportError {
+    match e {
+        WsError::Io(e) => TransportError::from(e),
+        e => ws_error(format!("{context}: {e}"), None, Some(e)),
+    }
+}
+
+fn websocket_transport<S>(ws: WebSocketStream<S>) -> Transport
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let shared = Arc::new(Mutex::new(Conn {
+        ws,
+        close_with: None,
+        out_of_step: false,
+    }));
+    Transport::new(
+        Inbound {
+            conn: shared.clone(),
+            pending: None,
+            done: false,
+        },
+        Outbound {
+            conn: shared,
+            gone: false,
+            closing: Closing::Open,
+        },
+    )
+}
+
+/// The WebSocket both halves share.
+struct Conn<S> {
+    ws: WebSocketStream<S>,
+    /// The close frame to send instead of a normal close, when the other
+    /// side broke the rules.
+    close_with: Option<CloseFrame>,
+    /// Bytes of a refused frame are still unread: the rest of the stream
+    /// cannot be parsed.
+    out_of_step: bool,
+}
+
+fn lock<S>(conn: &Mutex<Conn<S>>) -> MutexGuard<'_, Conn<S>> {
+    // Every update is a single assignment: a panic cannot leave it torn.
+    conn.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Inbound messages as frames.
+struct Inbound<S> {
+    conn: Arc<Mutex<Conn<S>>>,
+    /// An error to yield after a refusal.
+    pending: Option<TransportError>,
+    done: bool,
+}
+
+impl<S> Stream for Inbound<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    type Item = Result<Frame, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if let Some(error) = this.pending.take() {
+            return Poll::Ready(Some(Err(error)));
+        }
+        if this.done {
+            return Poll::Ready(None);
+        }
+        let mut conn = lock(&this.conn);
+        loop {
+            let message = match std::task::ready!(conn.ws.poll_next_unpin(cx)) {
+                None => {
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+                Some(Ok(message)) => message,
+                Some(Err(e)) => {
+                    this.done = true;
+                    let (refusal, error) = read_failure(&mut conn, e);
+                    return Poll::Ready(Some(match refusal {
+                        Some(refusal) => {
+                            this.pending = Some(error);
+                            Ok(Frame::Refused(refusal))
+                        }
+                        None => Err(error),
+                    }));
+                }
+            };
+            match message {
+                Message::Text(text) => return Poll::Ready(Some(Ok(Frame::Message(text.into())))),
+                Message::Binary(_) => {
+                    return Poll::Ready(Some(Ok(Frame::Refused(FrameRefusal::Binary))))
+                }
+                Message::Close(frame) => {
+                    // Reading on flushes tungstenite's reply and ends the
+                    // stream.
+                    tracing::debug!(?frame, "the other side closed the WebSocket");
+                }
+                // Pongs go out on the next read; nothing else concerns us.
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+            }
+        }
+    }
+}
+
+/// What a read error means: a refusal to answer first (for a message over
+/// the limit), and the error that ends the connection.
+fn read_failure<S>(conn: &mut Conn<S>, e: WsError) -> (Option<FrameRefusal>, TransportError) {
+    let close = |code: CloseCode, reason: String| CloseFrame {
+        code,
+        reason: Utf8Bytes::from(reason),
+    };
+    match e {
+        WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
+            conn.close_with = Some(close(
+                CloseCode::Size,
+                format!("message too big: {size} bytes, the limit is {max_size}"),
+            ));
+            conn.out_of_step = true;
+            let error = ws_error(
+                format!(
+                    "the other side sent a {size}-byte message, over the {max_size}-byte limit; \
+                     the connection was closed with code 1009 (message too big)"
+                ),
+                Some(1009),
+                Some(WsError::Capacity(CapacityError::MessageTooLong {
+                    size,
+                    max_size,
+                })),
+            );
+            (Some(FrameRefusal::TooLong { limit: max_size }), error)
+        }
+        WsError::Utf8(detail) => {
+            conn.close_with = Some(close(
+                CloseCode::Invalid,
+                "text message is not UTF-8".into(),
+            ));
+            let error = ws_error(
+                format!(
+                    "the other side sent a text message that is not UTF-8 ({detail}); the \
+                     connection was closed with code 1007 (invalid payload)"
+                ),
+                Some(1007),
+                None,
+            );
+            (None, error)
+        }
+        WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => (
+            None,
+            ws_error(
+                "the other side dropped the connection without a close frame",
+                None,
+                Some(WsError::Protocol(
+                    ProtocolError::ResetWithoutClosingHandshake,
+                )),
+            ),
+        ),
+        WsError::Protocol(p) => {
+            conn.close_with = Some(close(CloseCode::Protocol, "protocol error".into()));
+            conn.out_of_step = true;
+            let error = ws_error(
+                format!(
+                    "the other side broke the WebSocket protocol ({p}); the connection was \
+                     closed with code 1002 (protocol error)"
+                ),
+                Some(1002),
+                Some(WsError::Protocol(p)),
+            );
+            (None, error)
+        }
+        WsError::Io(e) => (None, TransportError::from(e)),
+        e => (
+            None,
+            ws_error(format!("reading failed: {e}"), None, Some(e)),
+        ),
+    }
+}
+
+enum Closing {
+    Open,
+    /// The close frame is queued; flushing it.
+    Flushing,
+    /// Waiting for the other side's reply, until the deadline.
+    Lingering(Pin<Box<Sleep>>),
+    Closed,
+}
+
+/// Outbound messages as text messages.
+struct Outbound<S> {
+    conn: Arc<Mutex<Conn<S>>>,
+    /// The other side has closed: what is still sent is dropped.
+    gone: bool,
+    closing: Closing,
+}
+
+/// Whether a write error only means the connection is already closing;
+/// the reader reports how it ended.
+fn is_closed_error(e: &WsError) -> bool {
+    matches!(
+        e,
+        WsError::ConnectionClosed
+            | WsError::AlreadyClosed
+            | WsError::Protocol(ProtocolError::SendAfterClosing)
+    )
+}
+
+impl<S> Outbound<S> {
+    fn write_result(&mut self, result: Result<(), WsError>) -> Result<(), TransportError> {
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) if is_closed_error(&e) => {
+                if !self.gone {
+                    tracing::debug!("the WebSocket is closing; dropping outbound messages");
+                    self.gone = true;
+                }
+                Ok(())
+            }
+            Err(WsError::Io(e)) => Err(TransportError::from(e)),
+            Err(e) => Err(ws_error(format!("writing failed: {e}"), None, Some(e))),
+        }
+    }
+}
+
+impl<S> Sink<Bytes> for Outbound<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    type Error = TransportError;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        if self.gone {
+            return Poll::Ready(Ok(()));
+        }
+        let result = {
+            let mut conn = lock(&self.conn);
+            std::task::ready!(Pin::new(&mut conn.ws).poll_ready(cx))
+        };
+        Poll::Ready(self.write_result(result))
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
+        if self.gone {
+            return Ok(());
+        }
+        let text = Utf8Bytes::try_from(item).map_err(|e| {
+            ws_error(
+                format!(
+                    "an outbound message is not UTF-8 text ({e}); JSON-RPC messages travel as text"
+                ),
+                None,
+                None,
+            )
+        })?;
+        let result = {
+            let mut conn = lock(&self.conn);
+            Pin::new(&mut conn.ws).start_send(Message::Text(text))
+        };
+        self.write_result(result)
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        if self.gone {
+            return Poll::Ready(Ok(()));
+        }
+        let result = {
+            let mut conn = lock(&self.conn);
+            std::task::ready!(Pin::new(&mut conn.ws).poll_flush(cx))
+        };
+        Poll::Ready(self.write_result(result))
+    }
+
+    fn poll_close(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        let this = &mut *self;
+        let mut conn = lock(&this.conn);
+        loop {
+            match &mut this.closing {
+                Closing::Open => {
+                    let frame = conn.close_with.take().unwrap_or(CloseFrame {
+                        code: CloseCode::Normal,
+                        reason: Utf8Bytes::from_static(""),
+                    });
+                    let ws = Pin::new(&mut conn.ws);
+                    // A connection already closing (the other side sent
+                    // its close frame) just flushes tungstenite's reply.
+                    match std::task::ready!(ws.poll_ready(cx)) {
+                        Ok(()) => {
+                            let ws = Pin::new(&mut conn.ws);
+                            if let Err(e) = ws.start_send(Message::Close(Some(frame))) {
+                                if !is_closed_error(&e) {
+                                    tracing::debug!(error = %e, "could not send the close frame");
+                                }
+                            }
+                        }
+                        Err(e) => tracing::debug!(error = %e, "could not send the close frame"),
+                    }
+                    this.closing = Closing::Flushing;
+                }
+                Closing::Flushing => {
+                    if let Err(e) = std::task::ready!(Pin::new(&mut conn.ws).poll_flush(cx)) {
+                        if !is_closed_error(&e) {
+                            tracing::debug!(error = %e, "could not flush the close frame");
+                        }
+                    }
+                    this.closing = Closing::Lingering(Box::pin(tokio::time::sleep(CLOSE_LINGER)));
+                }
+                Closing::Lingering(deadline) => {
+                    if deadline.as_mut().poll(cx).is_ready() {
+                        this.closing = Closing::Closed;
+                        continue;
+                    }
+                    if conn.out_of_step {
+                        // The stream cannot be parsed: say we are done
+                        // (FIN), and drop raw bytes until the other side
+                        // closes too.
+                        if drain_raw(conn.ws.get_mut(), cx).is_ready() {
+                            this.closing = Closing::Closed;
+                        } else {
+                            return Poll::Pending;
+                        }
+                    } else {
+                        match conn.ws.poll_next_unpin(cx) {
+                            Poll::Pending => return Poll::Pending,
+                            // The reply (or anything still in flight,
+                            // dropped): keep reading until the end.
+                            Poll::Ready(Some(Ok(_))) => {}
+                            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => {
+                                this.closing = Closing::Closed;
+                            }
+                        }
+                    }
+                }
+                Closing::Closed => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+}
+
+/// Shuts down the write side, then reads and drops bytes until the other
+/// side ends the stream. Ready when it has (or on an error).
+fn drain_raw<S>(stream: &mut S, cx: &mut Context<'_>) -> Poll<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if let Poll::Ready(Err(e)) = Pin::new(&mut *stream).poll_shutdown(cx) {
+        tracing::debug!(error = %e, "could not shut down the write side");
+    }
+    let mut scratch = [0u8; 8 * 1024];
+    loop {
+        let mut buf = ReadBuf::new(&mut scratch);
+        match Pin::new(&mut *stream).poll_read(cx, &mut buf) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(()),
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(_)) => return Poll::Ready(()),
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! `#[rpc]` traits and `#[derive(RpcError)]` enums, end to end.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use jsonrpc_runtime::{rpc, CallError, Context, ErrorObject, Peer, RpcError, Transport};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tests::RawClient;
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, RpcError)]
+enum CalcError {
+    #[rpc(error(code = -32010, message = "Division by zero"))]
+    DivisionByZero,
+    #[rpc(error(code = -32011))]
+    Overflow { a: i64, b: i64 },
+    #[rpc(error(code = 7, message = "Bad input"))]
+    BadInput(String),
+    #[rpc(error(code = 8))]
+    Pair(u8, u8),
+}
+
+/// A calculator.
+#[rpc(rename_all = "camelCase")]
+trait Calculator {
+    /// Adds two numbers.
+    #[rpc(request = "add")]
+    async fn add(&self, a: i64, b: i64) -> Result<i64, CalcError>;
+
+    #[rpc(request = "divide")]
+    async fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError>;
+
+    #[rpc(request = "scale")]
+    async fn scale(&self, value: i64, scale_factor: Option<i64>) -> i64;
+
+    #[rpc(request = "whoami")]
+    async fn whoami(&self, ctx: Context) -> String;
+
+    #[rpc(request = "total")]
+    async fn total(&self) -> i64;
+
+    #[rpc(notification = "log")]
+    async fn log(&self, message: String);
+
+    #[rpc(request = "echo")]
+    async fn echo(&self, #[rpc(params)] value: Vec<String>) -> Vec<String>;
+
+    #[rpc(request = "renamed")]
+    async fn renamed(&self, #[rpc(rename = "x_value")] x: i64) -> i64;
+}
+
+#[derive(Default)]
+struct Calc {
+    logged: AtomicI64,
+}
+
+impl Calculator for Calc {
+    async fn add(&self, a: i64, b: i64) -> Result<i64, CalcError> {
+        a.checked_add(b).ok_or(CalcError::Overflow { a, b })
+    }
+    async fn divide(&self, dividend: i64, divisor: i64) -> Result<i64, CalcError> {
+        if divisor == 0 {
+            return Err(CalcError::DivisionByZero);
+        }
+        if dividend < 0 {
+            return Err(CalcError::BadInput(format!("{dividend} is negative")));
+        }
+        if dividend == 1 {
+            return Err(CalcError::Pair(1, 2));
+        }
+        Ok(dividend / divisor)
+    }
+    async fn scale(&self, value: i64, scale_factor: Option<i64>) -> i64 {
+        value * scale_factor.unwrap_or(1)
+    }
+    async fn whoami(&self, ctx: Context) -> String {
+        format!(
+            "{} #{}",
+            ctx.method(),
+            ctx.id().map(|id| id.to_string()).unwrap_or_default()
+        )
+    }
+    async fn total(&self) -> i64 {
+        self.logged.load(Ordering::SeqCst)
+    }
+    async fn log(&self, message: String) {
+        self.logged
+            .fetch_add(message.len() as i64, Ordering::SeqCst);
+    }
+    async fn echo(&self, value: Vec<String>) -> Vec<String> {
+        value
+    }
+    async fn renamed(&self, x: i64) -> i64 {
+        x
+    }
+}
+
+fn serve() -> (CalculatorClient, Peer) {
+    let (a, b) = Transport::pair(64);
+    let server = Peer::builder()
+        .router(Calc::default().into_router())
+        .spawn(b);
+    (CalculatorClient::new(Peer::connect(a)), server)
+}
+
+#[tokio::test]
+async fn typed_calls_and_typed_errors_round_trip() {
+    let (client, _server) = serve();
+    assert_eq!(client.add(2, 3).await.unwrap(), 5);
+    let err = client.divide(1, 0).await.unwrap_err();
+    assert!(
+        matches!(err, CallError::Domain(CalcError::DivisionByZero)),
+        "{err:?}"
+    );
+    let err = client.add(i64::MAX, 1).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::Domain(CalcError::Overflow { a: i64::MAX, b: 1 })
+        ),
+        "{err:?}"
+    );
+    let err = client.divide(-4, 2).await.unwrap_err();
+    assert!(
+        matches!(err, CallError::Domain(CalcError::BadInput(ref s)) if s == "-4 is negative"),
+        "{err:?}"
+    );
+    let err = client.divide(1, 2).await.unwrap_err();
+    assert!(
+        matches!(err, CallError::Domain(CalcError::Pair(1, 2))),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn optional_arguments_context_and_no_params() {
+    let (client, _server) = serve();
+    assert_eq!(client.scale(3, None).await.unwrap(), 3);
+    assert_eq!(client.scale(3, Some(4)).await.unwrap(), 12);
+    assert_eq!(client.whoami().await.unwrap(), "whoami #3");
+    client.log("hello".into()).unwrap();
+    assert_eq!(client.total().await.unwrap(), 5);
+    assert_eq!(client.echo(vec!["a".into()]).await.unwrap(), ["a"]);
+    assert_eq!(client.renamed(9).await.unwrap(), 9);
+}
+
+#[tokio::test]
+async fn params_by_name_by_position_and_renamed() {
+    let mut raw = RawClient::start(Calc::default().into_router(), Default::default());
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1,"b":2}}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 3);
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"add","params":[4,5]}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 9);
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"scale","params":{"value":2,"scaleFactor":5}}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 10);
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"scale","params":[2]}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 2);
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"renamed","params":{"x_value":7}}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 7);
+    for params in [
+        "",
+        r#","params":null"#,
+        r#","params":{}"#,
+        r#","params":[]"#,
+    ] {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"total"{params}}}"#
+        ))
+        .await;
+        assert_eq!(raw.recv().await["result"], 0, "{params}");
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"add","params":{"a":1}}"#)
+        .await;
+    let answer = raw.recv().await;
+    assert_eq!(answer["error"]["code"], -32602);
+    raw.send(r#"{"jsonrpc":"2.0","id":8,"method":"divide","params":[1,0]}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await,
+        json!({"jsonrpc":"2.0","id":8,"error":{"code":-32010,"message":"Division by zero"}})
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"add","params":[9223372036854775807,1]}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await["error"],
+        json!({"code":-32011,"message":"Overflow","data":{"a":9223372036854775807i64,"b":1}})
+    );
+}
+
+#[test]
+fn error_enum_maps_codes_both_ways() {
+    let wire = CalcError::Overflow { a: 1, b: 2 }.into_error_object();
+    assert_eq!(wire.code.0, -32011);
+    assert_eq!(
+        CalcError::from_error_object(&wire),
+        Some(CalcError::Overflow { a: 1, b: 2 })
+    );
+    assert_eq!(
+        CalcError::from_error_object(&ErrorObject::new(-32010, "x")),
+        Some(CalcError::DivisionByZero)
+    );
+    assert_eq!(
+        CalcError::from_error_object(&ErrorObject::new(-1, "x")),
+        None
+    );
+    // A known code whose data does not decode stays raw.
+    assert_eq!(
+        CalcError::from_error_object(&ErrorObject::new(-32011, "x")),
+        None
+    );
+}
+
+/// A store generic over its key and value types.
+#[rpc]
+trait Store<K, V> {
+    #[rpc(request = "get")]
+    async fn get(&self, key: K) -> Option<V>;
+    #[rpc(request = "put")]
+    async fn put(&self, key: K, value: V) -> Result<(), ErrorObject>;
+}
+
+#[derive(Default)]
+struct MemStore(std::sync::Mutex<std::collections::HashMap<String, u32>>);
+
+impl Store<String, u32> for MemStore {
+    async fn get(&self, key: String) -> Option<u32> {
+        self.0.lock().unwrap().get(&key).copied()
+    }
+    async fn put(&self, key: String, value: u32) -> Result<(), ErrorObject> {
+        if key.is_empty() {
+            return Err(ErrorObject::new(-32050, "empty key"));
+        }
+        self.0.lock().unwrap().insert(key, value);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn generic_traits_serve_and_call() {
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder()
+        .router(MemStore::default().into_router())
+        .spawn(b);
+    let client: StoreClient<String, u32> = StoreClient::new(Peer::connect(a));
+    client.put("a".into(), 1).await.unwrap();
+    assert_eq!(client.get("a".into()).await.unwrap(), Some(1));
+    assert_eq!(client.get("b".into()).await.unwrap(), None);
+    let err = client.put(String::new(), 1).await.unwrap_err();
+    assert!(
+        matches!(err, CallError::Domain(ref e) if e.code.0 == -32050),
+        "{err:?}"
+    );
+}
+
+/// The client side of a bidirectional protocol.
+#[rpc]
+trait Editor {
+    #[rpc(request = "workspace/configuration")]
+    async fn configuration(&self, section: String) -> String;
+}
+
+/// The server side, which asks the editor while serving a request.
+#[rpc]
+trait Language {
+    #[rpc(request = "hover")]
+    async fn hover(&self, ctx: Context, word: String) -> Result<String, ErrorObject>;
+}
+
+struct EditorImpl;
+impl Editor for EditorImpl {
+    async fn configuration(&self, section: String) -> String {
+        format!("{section}=on")
+    }
+}
+
+struct LanguageImpl;
+impl Language for LanguageImpl {
+    async fn hover(&self, ctx: Context, word: String) -> Result<String, ErrorObject> {
+        let editor = EditorClient::new(ctx.peer().clone());
+        let setting = editor.configuration("hover".into()).await?;
+        Ok(format!("{word} ({setting})"))
+    }
+}
+
+#[tokio::test]
+async fn bidirectional_typed_calls_from_inside_a_handler() {
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder().router(LanguageImpl.into_router()).spawn(b);
+    let editor_side = Peer::builder().router(EditorImpl.into_router()).spawn(a);
+    let language = LanguageClient::new(editor_side);
+    assert_eq!(
+        language.hover("word".into()).await.unwrap(),
+        "word (hover=on)"
+    );
+}
+
+#[test]
+fn generated_router_lists_its_methods() {
+    let router = Calc::default().into_router();
+    let mut methods: Vec<_> = router.methods().collect();
+    methods.sort_unstable();
+    assert_eq!(
+        methods,
+        ["add", "divide", "echo", "log", "renamed", "scale", "total", "whoami"]
+    );
+}

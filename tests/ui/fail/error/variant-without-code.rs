@@ -1,0 +1,10 @@
+use jsonrpc_runtime::RpcError;
+
+#[derive(RpcError)]
+enum CalcError {
+    #[rpc(error(code = -32010))]
+    DivisionByZero,
+    Overflow,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use jsonrpc_runtime::rpc;
+
+#[rpc]
+trait Calculator {
+    async fn add(&self, a: i64, b: i64) -> i64;
+}
+
+fn main() {}

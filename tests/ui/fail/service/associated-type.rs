@@ -1,0 +1,11 @@
+use jsonrpc_runtime::rpc;
+
+#[rpc]
+trait Store {
+    type Key;
+
+    #[rpc(request = "len")]
+    async fn len(&self) -> u64;
+}
+
+fn main() {}

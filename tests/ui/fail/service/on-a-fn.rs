@@ -1,0 +1,8 @@
+use jsonrpc_runtime::rpc;
+
+#[rpc]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}
