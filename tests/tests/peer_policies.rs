@@ -68,7 +68,11 @@ async fn lsp_cancellation_stops_the_handler_and_answers_request_cancelled() {
     let stopped = Arc::new(AtomicBool::new(false));
     let (client, _server) = pair(lsp_without_lifecycle(), slow_router(stopped.clone()));
     let call = client
-        .call_with_progress::<Value, ErrorObject>("slow", json!({"ms": 10_000}), CallOptions::default())
+        .call_with_progress::<Value, ErrorObject>(
+            "slow",
+            json!({"ms": 10_000}),
+            CallOptions::default(),
+        )
         .unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
     let cancelled_at = Instant::now();
@@ -104,7 +108,11 @@ async fn mcp_cancellation_fails_the_call_locally_and_sends_no_answer() {
     // And the calling side learns at once.
     let (client, _server) = pair(mcp_without_lifecycle(), slow_router(Arc::default()));
     let call = client
-        .call_with_progress::<Value, ErrorObject>("slow", json!({"ms": 10_000}), CallOptions::default())
+        .call_with_progress::<Value, ErrorObject>(
+            "slow",
+            json!({"ms": 10_000}),
+            CallOptions::default(),
+        )
         .unwrap();
     call.cancel(None).unwrap();
     let err = tokio::time::timeout(Duration::from_secs(1), call.result())
