@@ -813,15 +813,7 @@ pub(crate) fn write_result<T: serde::Serialize + ?Sized>(
     result: &T,
     extras: &Extras,
 ) -> Result<(), serde_json::Error> {
-    write_head(out, dialect);
-    write_sep(out, dialect);
-    out.extend_from_slice(br#""id":"#);
-    id.write_json(out);
-    out.extend_from_slice(br#","result":"#);
-    serde_json::to_writer(&mut *out, result)?;
-    write_extras(out, extras)?;
-    out.push(b'}');
-    Ok(())
+    write_response(out, dialect, id, br#","result":"#, result, extras)
 }
 
 /// Writes an error response into `out`.
@@ -832,12 +824,25 @@ pub(crate) fn write_error(
     error: &ErrorObject,
     extras: &Extras,
 ) -> Result<(), serde_json::Error> {
+    write_response(out, dialect, id, br#","error":"#, error, extras)
+}
+
+/// A response envelope: the id, then `member` (`"result"` or `"error"`)
+/// holding `value`.
+fn write_response<T: serde::Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    dialect: Dialect,
+    id: &Id,
+    member: &[u8],
+    value: &T,
+    extras: &Extras,
+) -> Result<(), serde_json::Error> {
     write_head(out, dialect);
     write_sep(out, dialect);
     out.extend_from_slice(br#""id":"#);
     id.write_json(out);
-    out.extend_from_slice(br#","error":"#);
-    serde_json::to_writer(&mut *out, error)?;
+    out.extend_from_slice(member);
+    serde_json::to_writer(&mut *out, value)?;
     write_extras(out, extras)?;
     out.push(b'}');
     Ok(())

@@ -251,6 +251,26 @@ impl Shared {
         }
     }
 
+    /// Registers a waiting call under `id` (before its frame is written).
+    fn register<R, E>(
+        &self,
+        id: &Id,
+    ) -> Result<oneshot::Receiver<Result<R, CallError<E>>>, CallError<E>>
+    where
+        R: DeserializeOwned + Send + 'static,
+        E: RpcError + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        match self
+            .pending
+            .register(id.clone(), Box::new(TypedSlot::<R, E>::new(tx)))
+        {
+            Ok(()) => Ok(rx),
+            Err(RegisterError::Closed(reason)) => Err(CallError::Closed(reason)),
+            Err(RegisterError::Duplicate) => Err(CallError::DuplicateId(id.clone())),
+        }
+    }
+
     /// Sends the policy's cancellation for an outbound call, if there is a
     /// policy; without an answer to wait for, fails the call at once.
     pub(crate) fn cancel_call(&self, id: &Id, reason: Option<&str>) -> Result<(), SendError> {
@@ -551,15 +571,7 @@ impl Peer {
         .map_err(CallError::InvalidParams)?;
         drop(params);
 
-        let (tx, rx) = oneshot::channel();
-        match shared
-            .pending
-            .register(id.clone(), Box::new(TypedSlot::<R, E>::new(tx)))
-        {
-            Ok(()) => {}
-            Err(RegisterError::Closed(reason)) => return Err(CallError::Closed(reason)),
-            Err(RegisterError::Duplicate) => return Err(CallError::DuplicateId(id)),
-        }
+        let rx = shared.register::<R, E>(&id)?;
         let mut guard = PendingGuard {
             shared,
             id: Some(id),
@@ -718,15 +730,7 @@ impl Peer {
             &options.extras,
         )
         .map_err(CallError::InvalidParams)?;
-        let (tx, rx) = oneshot::channel();
-        match shared
-            .pending
-            .register(id.clone(), Box::new(TypedSlot::<R, E>::new(tx)))
-        {
-            Ok(()) => {}
-            Err(RegisterError::Closed(reason)) => return Err(CallError::Closed(reason)),
-            Err(RegisterError::Duplicate) => return Err(CallError::DuplicateId(id)),
-        }
+        let rx = shared.register::<R, E>(&id)?;
         let (progress, activity) = shared
             .progress_subscriptions()
             .subscribe(token.clone(), id.clone());
