@@ -86,3 +86,31 @@ pub fn data(error: &ErrorObject) -> Value {
 pub fn from_value<T: DeserializeOwned>(value: Option<&Value>) -> Option<T> {
     T::deserialize(value.unwrap_or(&Value::Null)).ok()
 }
+
+/// The generated client's call with a progress token.
+pub fn call_with_progress<R, E, P>(
+    peer: &Peer,
+    method: &str,
+    params: impl Serialize,
+) -> Result<crate::ProgressCall<R, E, P>, CallError<E>>
+where
+    R: DeserializeOwned + Send + 'static,
+    E: RpcError + Send + 'static,
+    P: DeserializeOwned,
+{
+    peer.call_with_progress(method, params, CallOptions::default())
+}
+
+/// The generated client's call asking for partial results.
+pub fn call_partial_results<R, E, P>(
+    peer: &Peer,
+    method: &str,
+    params: impl Serialize,
+) -> Result<crate::ProgressCall<R, E, P>, CallError<E>>
+where
+    R: DeserializeOwned + Send + 'static,
+    E: RpcError + Send + 'static,
+    P: DeserializeOwned,
+{
+    peer.call_partial_results(method, params, CallOptions::default())
+}

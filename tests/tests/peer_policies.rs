@@ -68,7 +68,7 @@ async fn lsp_cancellation_stops_the_handler_and_answers_request_cancelled() {
     let stopped = Arc::new(AtomicBool::new(false));
     let (client, _server) = pair(lsp_without_lifecycle(), slow_router(stopped.clone()));
     let call = client
-        .call_with_progress::<Value, ErrorObject>(
+        .call_with_progress::<Value, ErrorObject, Value>(
             "slow",
             json!({"ms": 10_000}),
             CallOptions::default(),
@@ -108,7 +108,7 @@ async fn mcp_cancellation_fails_the_call_locally_and_sends_no_answer() {
     // And the calling side learns at once.
     let (client, _server) = pair(mcp_without_lifecycle(), slow_router(Arc::default()));
     let call = client
-        .call_with_progress::<Value, ErrorObject>(
+        .call_with_progress::<Value, ErrorObject, Value>(
             "slow",
             json!({"ms": 10_000}),
             CallOptions::default(),
@@ -212,7 +212,7 @@ async fn progress_arrives_in_order_before_the_answer() {
     for config in [lsp_without_lifecycle(), mcp_without_lifecycle()] {
         let (client, _server) = pair(config, counting_router());
         let mut call = client
-            .call_with_progress::<Value, ErrorObject>(
+            .call_with_progress::<Value, ErrorObject, Value>(
                 "count",
                 json!({"n": 50}),
                 CallOptions::default(),
@@ -220,6 +220,7 @@ async fn progress_arrives_in_order_before_the_answer() {
             .unwrap();
         let mut steps = Vec::new();
         while let Some(value) = call.next_progress().await {
+            let value = value.unwrap();
             steps.push(value["progress"].as_u64().unwrap());
         }
         assert_eq!(steps, (1..=50).collect::<Vec<_>>());
@@ -279,9 +280,13 @@ async fn mcp_progress_must_increase_and_rides_in_meta() {
 async fn progress_without_a_token_or_policy_is_a_no_op() {
     let (client, _server) = pair(Config::default(), counting_router());
     let mut call = client
-        .call_with_progress::<Value, ErrorObject>("count", json!({"n": 3}), CallOptions::default())
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "count",
+            json!({"n": 3}),
+            CallOptions::default(),
+        )
         .unwrap();
-    assert_eq!(call.next_progress().await, None);
+    assert!(call.next_progress().await.is_none());
     assert_eq!(call.result().await.unwrap()["steps"], 3);
 }
 
@@ -295,7 +300,7 @@ async fn partial_results_stream_before_the_final_answer() {
     });
     let (client, _server) = pair(lsp_without_lifecycle(), router);
     let mut call = client
-        .call_partial_results::<Vec<String>, ErrorObject>(
+        .call_partial_results::<Vec<String>, ErrorObject, Vec<String>>(
             "symbols",
             json!({}),
             CallOptions::default(),
@@ -303,7 +308,7 @@ async fn partial_results_stream_before_the_final_answer() {
         .unwrap();
     let mut items = Vec::new();
     while let Some(chunk) = call.next_progress().await {
-        items.extend(serde_json::from_value::<Vec<String>>(chunk).unwrap());
+        items.extend(chunk.unwrap());
     }
     assert_eq!(items, ["a", "b", "c", "d"]);
     assert!(call.result().await.unwrap().is_empty());
@@ -321,13 +326,21 @@ async fn progress_can_keep_a_call_alive_past_its_timeout() {
     let base = mcp_without_lifecycle().request_timeout(Duration::from_millis(150));
     let (client, _server) = pair(base.clone().progress_resets_timeout(true), router.clone());
     let call = client
-        .call_with_progress::<String, ErrorObject>("steady", json!({}), CallOptions::default())
+        .call_with_progress::<String, ErrorObject, Value>(
+            "steady",
+            json!({}),
+            CallOptions::default(),
+        )
         .unwrap();
     assert_eq!(call.result().await.unwrap(), "finished");
 
     let (client, _server) = pair(base, router);
     let call = client
-        .call_with_progress::<String, ErrorObject>("steady", json!({}), CallOptions::default())
+        .call_with_progress::<String, ErrorObject, Value>(
+            "steady",
+            json!({}),
+            CallOptions::default(),
+        )
         .unwrap();
     assert!(matches!(call.result().await, Err(CallError::TimedOut)));
 }

@@ -633,11 +633,11 @@ impl Peer {
     /// let client = Peer::builder().config(config).spawn(a);
     ///
     /// let mut call = client
-    ///     .call_with_progress::<String, ErrorObject>("count", serde_json::json!({}), Default::default())
+    ///     .call_with_progress::<String, ErrorObject, u32>("count", serde_json::json!({}), Default::default())
     ///     .unwrap();
     /// let mut seen = Vec::new();
-    /// while let Some(value) = call.next_progress().await {
-    ///     seen.push(value);
+    /// while let Some(step) = call.next_progress().await {
+    ///     seen.push(step.unwrap());
     /// }
     /// assert_eq!(seen, [1, 2, 3]);
     /// assert_eq!(call.result().await.unwrap(), "done");
@@ -650,15 +650,16 @@ impl Peer {
     /// object (a token needs somewhere to go) and [`CallError::Closed`] when
     /// the connection is closed; every later failure comes from
     /// [`ProgressCall::result`].
-    pub fn call_with_progress<R, E>(
+    pub fn call_with_progress<R, E, P>(
         &self,
         method: &str,
         params: impl Serialize,
         options: CallOptions,
-    ) -> Result<ProgressCall<R, E>, CallError<E>>
+    ) -> Result<ProgressCall<R, E, P>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
+        P: DeserializeOwned,
     {
         let path = self
             .shared
@@ -678,15 +679,16 @@ impl Peer {
     /// # Errors
     ///
     /// As [`call_with_progress`](Peer::call_with_progress).
-    pub fn call_partial_results<R, E>(
+    pub fn call_partial_results<R, E, P>(
         &self,
         method: &str,
         params: impl Serialize,
         options: CallOptions,
-    ) -> Result<ProgressCall<R, E>, CallError<E>>
+    ) -> Result<ProgressCall<R, E, P>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
+        P: DeserializeOwned,
     {
         let path = self
             .shared
@@ -697,16 +699,17 @@ impl Peer {
         self.start_progress_call(method, params, options, path.as_deref())
     }
 
-    fn start_progress_call<R, E>(
+    fn start_progress_call<R, E, P>(
         &self,
         method: &str,
         params: impl Serialize,
         options: CallOptions,
         token_path: Option<&[std::borrow::Cow<'static, str>]>,
-    ) -> Result<ProgressCall<R, E>, CallError<E>>
+    ) -> Result<ProgressCall<R, E, P>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
+        P: DeserializeOwned,
     {
         let shared = &self.shared;
         let id = shared.next_id();

@@ -73,9 +73,11 @@ impl ProgressSubscriptions {
 ///
 /// Progress reports that arrive before the answer are all delivered by
 /// [`next_progress`](ProgressCall::next_progress), which returns `None` once
-/// the answer is in. Dropping the call before its answer cancels it as the
-/// cancellation policy says.
-pub struct ProgressCall<R, E> {
+/// the answer is in. Each report is decoded as `P` (by default any JSON
+/// value; the client `#[rpc]` generates for a method declared with
+/// `progress = T` uses `T`). Dropping the call before its answer cancels it
+/// as the cancellation policy says.
+pub struct ProgressCall<R, E, P = Value> {
     shared: Arc<Shared>,
     id: Id,
     token: Option<Id>,
@@ -84,9 +86,10 @@ pub struct ProgressCall<R, E> {
     activity: Arc<Notify>,
     timeout: Option<Duration>,
     progress_resets_timeout: bool,
+    _progress: std::marker::PhantomData<fn() -> P>,
 }
 
-impl<R, E> fmt::Debug for ProgressCall<R, E> {
+impl<R, E, P> fmt::Debug for ProgressCall<R, E, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProgressCall")
             .field("id", &self.id)
@@ -95,7 +98,7 @@ impl<R, E> fmt::Debug for ProgressCall<R, E> {
     }
 }
 
-impl<R, E> ProgressCall<R, E> {
+impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         shared: Arc<Shared>,
@@ -116,6 +119,7 @@ impl<R, E> ProgressCall<R, E> {
             activity,
             timeout,
             progress_resets_timeout,
+            _progress: std::marker::PhantomData,
         }
     }
 
@@ -130,13 +134,15 @@ impl<R, E> ProgressCall<R, E> {
     }
 
     /// The next progress value, in the order sent; `None` once the answer
-    /// has arrived and every earlier report was read.
+    /// has arrived and every earlier report was read. A report that does not
+    /// decode as `P` is returned as the decoding error (with `P` the default
+    /// `serde_json::Value`, that never happens).
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: a value is only taken when it is returned.
-    pub async fn next_progress(&mut self) -> Option<Value> {
-        self.progress.recv().await
+    pub async fn next_progress(&mut self) -> Option<Result<P, serde_json::Error>> {
+        self.progress.recv().await.map(serde_json::from_value)
     }
 
     /// Cancels the call (see [`Peer::cancel`](crate::Peer::cancel)).
@@ -186,7 +192,7 @@ impl<R, E> ProgressCall<R, E> {
     }
 }
 
-impl<R, E> Drop for ProgressCall<R, E> {
+impl<R, E, P> Drop for ProgressCall<R, E, P> {
     fn drop(&mut self) {
         if self.answer.is_some() {
             forget_call(&self.shared, &self.id);

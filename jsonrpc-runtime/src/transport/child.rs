@@ -284,23 +284,21 @@ impl ChildProcess {
         } = transport;
         // Flush what the caller sent, then close stdin. A child that does
         // not read its stdin cannot hold this up past the grace.
-        let _ = tokio::time::timeout(grace, outbound.close()).await;
+        let deadline = tokio::time::Instant::now() + grace;
+        let _ = tokio::time::timeout_at(deadline, outbound.close()).await;
         drop(outbound);
-        let drain = async move {
-            while inbound.next().await.is_some() {}
-            std::future::pending::<()>().await;
-        };
-        tokio::select! {
-            exit = handle.shutdown(grace) => exit,
-            () = drain => unreachable_pending(),
+        let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let exit = handle.shutdown(rest);
+        tokio::pin!(exit);
+        let mut stdout_open = true;
+        loop {
+            tokio::select! {
+                exit = &mut exit => return exit,
+                // Drop what the child still writes.
+                item = inbound.next(), if stdout_open => stdout_open = item.is_some(),
+            }
         }
     }
-}
-
-/// `drain` above never completes; this keeps the `select!` total without a
-/// panic path.
-fn unreachable_pending() -> io::Result<ProcessExit> {
-    Err(io::Error::other("the stdout drain ended unexpectedly"))
 }
 
 impl Stream for ChildProcess {
