@@ -25,6 +25,10 @@ pub(crate) struct Method<'a> {
     /// The single argument is the whole params object.
     pub(crate) whole_params: bool,
     pub(crate) output: Output<'a>,
+    /// The type of progress reports (`progress = T`).
+    pub(crate) progress: Option<syn::Type>,
+    /// The type of partial results (`partial = T`).
+    pub(crate) partial: Option<syn::Type>,
 }
 
 /// A decoded argument.
@@ -208,6 +212,8 @@ impl<'a> Method<'a> {
             args: decoded,
             whole_params: whole_params.is_some(),
             output,
+            progress: args.progress,
+            partial: args.partial,
         })
     }
 

@@ -19,6 +19,8 @@ pub(crate) const RPC: &str = "rpc";
 
 const REQUEST: &str = "request";
 const NOTIFICATION: &str = "notification";
+const PROGRESS: &str = "progress";
+const PARTIAL: &str = "partial";
 const RENAME_ALL: &str = "rename_all";
 const BOUND: &str = "bound";
 const CLIENT: &str = "client";
@@ -60,6 +62,10 @@ pub(crate) struct MethodArgs {
     /// missing kind is reported once: here when the attribute is empty, by
     /// the caller when there is none.
     pub(crate) has_attr: bool,
+    /// `progress = T`: the type of the method's progress reports.
+    pub(crate) progress: Option<syn::Type>,
+    /// `partial = T`: the type of the method's partial results.
+    pub(crate) partial: Option<syn::Type>,
 }
 
 /// `#[rpc(...)]` on a method argument.
@@ -113,9 +119,12 @@ fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, expected: &str) -> syn::Result
                 .to_string()
                 .replace(' ', "")
         });
+    let suggestion = crate::case::closest(&name, expected)
+        .map(|close| format!("; did you mean `{close}`?"))
+        .unwrap_or_default();
     cx.error_spanned_by(
         &meta.path,
-        format!("unknown `rpc` argument `{name}`, expected {expected}"),
+        format!("unknown `rpc` argument `{name}`, expected {expected}{suggestion}"),
     );
     if meta.input.peek(syn::Token![=]) {
         meta.value()?.parse::<syn::Expr>()?;
@@ -232,13 +241,28 @@ pub(crate) fn method_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> MethodArgs {
     for attr in attrs.iter().filter(|a| is_rpc(a)) {
         out.has_attr = true;
         let result = attr.parse_nested_meta(|meta| {
+            for (key, slot) in [(PROGRESS, &mut out.progress), (PARTIAL, &mut out.partial)] {
+                if meta.path.is_ident(key) {
+                    // progress = WorkDoneProgress | partial = SymbolInformation
+                    let value = meta.value()?;
+                    let ty: syn::Type = value.parse()?;
+                    if once(cx, &*slot, &meta, key) {
+                        *slot = Some(ty);
+                    }
+                    return Ok(());
+                }
+            }
             let kind = if meta.path.is_ident(REQUEST) {
                 Kind::Request
             } else if meta.path.is_ident(NOTIFICATION) {
                 Kind::Notification
             } else {
                 reported = true;
-                return unknown(cx, &meta, "one of `request`, `notification`");
+                return unknown(
+                    cx,
+                    &meta,
+                    "one of `request`, `notification`, `progress`, `partial`",
+                );
             };
             // request = "name" | request | notification = "name" | notification
             let key = if kind == Kind::Request {

@@ -31,8 +31,50 @@ pub(crate) fn sentence(name: &str) -> String {
     out
 }
 
+/// The backticked name in `expected` closest to `name`, when it is a likely
+/// misspelling (at most two edits away).
+pub(crate) fn closest<'a>(name: &str, expected: &'a str) -> Option<&'a str> {
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|candidate| {
+            candidate
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance between two short strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn close_names_are_suggested_far_ones_are_not() {
+        let expected = "one of `request`, `notification`, `progress`, `partial`";
+        assert_eq!(closest("reqest", expected), Some("request"));
+        assert_eq!(closest("notifcation", expected), Some("notification"));
+        assert_eq!(closest("zzz", expected), None);
+    }
+
     use super::*;
 
     #[test]

@@ -22,6 +22,15 @@ pub(crate) fn service(cx: &Ctxt, service: &Service<'_>) {
         } else {
             seen.insert(name, method.wire.span);
         }
+        if method.kind == Kind::Notification {
+            for ty in method.progress.iter().chain(&method.partial) {
+                cx.error_spanned_by(
+                    ty,
+                    "a notification has no progress or partial results, only a request does; \
+                     remove it or make the method a `request`",
+                );
+            }
+        }
         if method.kind == Kind::Notification && !matches!(method.output, Output::Unit) {
             let message = "a notification cannot return a value: nothing is sent back; remove the return type or make it a `request`";
             match (&method.item.sig.output, method.output.ty()) {

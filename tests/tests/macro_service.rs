@@ -308,3 +308,72 @@ fn generated_router_lists_its_methods() {
         ["add", "divide", "echo", "log", "renamed", "scale", "total", "whoami"]
     );
 }
+
+/// Long work that reports progress and streams partial results.
+#[rpc]
+trait Indexer {
+    #[rpc(request = "index", progress = u32)]
+    async fn index(&self, ctx: Context, files: u32) -> u32;
+
+    #[rpc(request = "symbols", partial = Vec<String>)]
+    async fn symbols(&self, ctx: Context, #[rpc(params)] query: SymbolQuery) -> Vec<String>;
+}
+
+/// An LSP-style params struct: the partial-result token travels in it.
+#[derive(Serialize, Deserialize)]
+struct SymbolQuery {
+    prefix: String,
+}
+
+struct IndexerImpl;
+
+impl Indexer for IndexerImpl {
+    async fn index(&self, ctx: Context, files: u32) -> u32 {
+        for done in 1..=files {
+            ctx.progress(done).unwrap();
+        }
+        files
+    }
+    async fn symbols(&self, ctx: Context, query: SymbolQuery) -> Vec<String> {
+        for chunk in [["a1", "a2"], ["a3", "a4"]] {
+            let matching: Vec<_> = chunk
+                .iter()
+                .filter(|s| s.starts_with(&query.prefix))
+                .collect();
+            ctx.partial_result(matching).unwrap();
+        }
+        Vec::new()
+    }
+}
+
+#[tokio::test]
+async fn generated_progress_and_partial_variants_are_typed() {
+    let config =
+        jsonrpc_runtime::Config::default().progress(jsonrpc_runtime::ProgressPolicy::lsp());
+    let (a, b) = Transport::pair(64);
+    let _server = Peer::builder()
+        .config(config.clone())
+        .router(IndexerImpl.into_router())
+        .spawn(b);
+    let client = IndexerClient::new(Peer::builder().config(config).spawn(a));
+
+    let mut call = client.index_with_progress(3).unwrap();
+    let mut steps = Vec::new();
+    while let Some(step) = call.next_progress().await {
+        steps.push(step.unwrap());
+    }
+    assert_eq!(steps, [1, 2, 3]);
+    assert_eq!(call.result().await.unwrap(), 3);
+
+    let mut call = client
+        .symbols_partial(SymbolQuery { prefix: "a".into() })
+        .unwrap();
+    let mut found = Vec::new();
+    while let Some(chunk) = call.next_progress().await {
+        found.extend(chunk.unwrap());
+    }
+    assert_eq!(found, ["a1", "a2", "a3", "a4"]);
+    assert!(call.result().await.unwrap().is_empty());
+    // The plain method still exists.
+    assert_eq!(client.index(2).await.unwrap(), 2);
+}

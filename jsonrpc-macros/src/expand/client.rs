@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{client_output, MethodGen, ServiceGen};
+use super::{call_types, client_output, data_requirement, MethodGen, ServiceGen};
 use crate::attr::Kind;
 
 impl ServiceGen<'_> {
@@ -69,6 +69,64 @@ impl ServiceGen<'_> {
         }
     }
 
+    /// `<method>_with_progress` and `<method>_partial`, for a request
+    /// declared with `progress = T` or `partial = T`: calls that return at
+    /// once with a `ProgressCall` yielding typed reports, then the result.
+    fn progress_variants(&self, m: &MethodGen<'_>) -> TokenStream {
+        let vis = self.vis;
+        let wire = m.wire;
+        let (ok, err) = call_types(&m.method.output);
+        let requirements = &m.requirements;
+        let variants = [
+            (
+                &m.method.progress,
+                "with_progress",
+                quote!(call_with_progress),
+                "progress reports",
+            ),
+            (
+                &m.method.partial,
+                "partial",
+                quote!(call_partial_results),
+                "partial results",
+            ),
+        ];
+        let methods = variants.into_iter().filter_map(|(ty, suffix, call, what)| {
+            let ty = ty.as_ref()?;
+            let name = quote::format_ident!("{}_{}", m.ident, suffix);
+            let args = m.method.args.iter().map(|a| {
+                let (ident, ty) = (a.ident, a.ty);
+                quote!(#ident: #ty)
+            });
+            let params = self.params_value(m);
+            let doc = format!(
+                " Calls `{wire}` with a fresh token for {what}: returns at once with a \
+                 `jsonrpc_runtime::ProgressCall` that yields each report as `{}`, then the result.",
+                quote!(#ty).to_string().replace(' ', "")
+            );
+            let requirement = data_requirement(ty);
+            Some(quote! {
+                #[doc = #doc]
+                ///
+                /// # Errors
+                ///
+                /// Fails at once when the params cannot be encoded or the connection is
+                /// closed; later failures come from the call's `result()`.
+                #vis fn #name(&self, #(#args),*) -> ::core::result::Result<
+                    ::jsonrpc_runtime::ProgressCall<#ok, #err, #ty>,
+                    ::jsonrpc_runtime::CallError<#err>,
+                >
+                where
+                    #(#requirements,)*
+                    #requirement,
+                {
+                    ::jsonrpc_runtime::__private::#call(&self.peer, #wire, #params)
+                }
+            })
+        });
+        quote!(#(#methods)*)
+    }
+
     fn client_method(&self, m: &MethodGen<'_>) -> TokenStream {
         let vis = self.vis;
         let ident = m.ident;
@@ -88,6 +146,7 @@ impl ServiceGen<'_> {
         });
         let params = self.params_value(m);
         let requirements = &m.requirements;
+        let progress_variants = self.progress_variants(m);
         match m.method.kind {
             Kind::Request => {
                 let output = client_output(&m.method.output);
@@ -105,6 +164,8 @@ impl ServiceGen<'_> {
                     {
                         ::jsonrpc_runtime::__private::call(&self.peer, #wire, #params).await
                     }
+
+                    #progress_variants
                 }
             }
             Kind::Notification => quote! {

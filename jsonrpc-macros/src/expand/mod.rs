@@ -315,6 +315,15 @@ fn make_send_future(f: &mut syn::TraitItemFn) {
 }
 
 /// `Result<T, CallError<E>>` for the client, from the method's output.
+/// The result and domain error types of a call, from the method's output.
+fn call_types(output: &Output<'_>) -> (TokenStream, TokenStream) {
+    match output {
+        Output::Unit => (quote!(()), quote!(::core::convert::Infallible)),
+        Output::Value(ty) => (quote!(#ty), quote!(::core::convert::Infallible)),
+        Output::Result { ok, err } => (quote!(#ok), quote!(#err)),
+    }
+}
+
 fn client_output(output: &Output<'_>) -> TokenStream {
     match output {
         Output::Unit => quote!(::core::result::Result<(), ::jsonrpc_runtime::CallError>),
