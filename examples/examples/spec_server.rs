@@ -3,7 +3,14 @@
 //! A conformance and interop server. It serves the methods of the JSON-RPC
 //! 2.0 specification's examples (`subtract`, `sum`, `get_data`, `update`,
 //! `notify_hello`, `notify_sum`), `echo`, two methods that call back into
-//! the client (`test/roundtrip`, `test/notifyMe`), and `shutdown`/`exit`.
+//! the client (`test/roundtrip`, `test/notifyMe`), `test/progress {token, n}`
+//! (n `$/progress` notifications, then the answer), `test/slow {ms}`
+//! (cancellable with `$/cancelRequest`, answered -32800), and
+//! `initialize`/`initialized`/`shutdown`/`exit`. The methods are one `#[rpc]`
+//! trait, so the conformance tests cover generated code.
+//!
+//! `--lsp` runs the LSP preset: Content-Length framing, `initialize`
+//! required first (other requests get -32002), `shutdown`, then `exit`.
 //!
 //! With no socket option it serves stdin/stdout. `--tcp ADDR`, `--unix PATH`
 //! and `--ws ADDR` (any combination) serve sockets instead, one peer per
@@ -23,11 +30,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jsonrpc_runtime::{
-    Config, Context, ErrorObject, Framing, Listener, Peer, PeerAddr, Router, TcpAcceptor,
-    Transport, UnixAcceptor, WebSocketAcceptor,
+    rpc, CancellationPolicy, CloseReason, Config, Context, ErrorObject, Framing, Listener, Peer,
+    PeerAddr, Router, TcpAcceptor, Transport, UnixAcceptor, WebSocketAcceptor,
 };
-use serde::de::IgnoredAny;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Number, Value};
 
@@ -35,6 +41,7 @@ use serde_json::{json, Number, Value};
 #[derive(Debug, Default)]
 struct Options {
     content_length: bool,
+    lsp: bool,
     tcp: Option<String>,
     unix: Option<PathBuf>,
     ws: Option<String>,
@@ -50,6 +57,7 @@ impl Options {
             };
             match arg.as_str() {
                 "--content-length" => options.content_length = true,
+                "--lsp" => options.lsp = true,
                 "--tcp" => options.tcp = Some(value("--tcp")?),
                 "--unix" => options.unix = Some(PathBuf::from(value("--unix")?)),
                 "--ws" => options.ws = Some(value("--ws")?),
@@ -65,14 +73,15 @@ impl Options {
     }
 }
 
-const USAGE: &str = "usage: spec_server [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR]
+const USAGE: &str =
+    "usage: spec_server [--content-length | --lsp] [--tcp ADDR] [--unix PATH] [--ws ADDR]
   with no socket option, serves stdin/stdout";
 
 /// How long running requests get to finish after SIGTERM or SIGINT.
 const GRACE: Duration = Duration::from_secs(1);
 
 /// `[minuend, subtrahend]` or `{"minuend": .., "subtrahend": ..}`.
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct SubtractParams {
     minuend: Number,
     subtrahend: Number,
@@ -93,78 +102,191 @@ fn combine(a: &Number, b: &Number, sign: i64) -> Result<Number, ErrorObject> {
         .ok_or_else(|| ErrorObject::invalid_params("the result is not a finite number"))
 }
 
-/// What `shutdown` and `exit` leave behind for `main`.
+/// `{"token": .., "n": ..}` for `test/progress`.
+#[derive(Serialize, Deserialize)]
+struct ProgressParams {
+    token: Value,
+    n: u32,
+}
+
+/// `{"ms": ..}` for `test/slow`.
+#[derive(Serialize, Deserialize)]
+struct SlowParams {
+    ms: u64,
+}
+
+/// The methods spec_server serves, as one `#[rpc]` trait.
+#[rpc]
+trait SpecServer {
+    /// `[minuend, subtrahend]` or `{"minuend", "subtrahend"}`.
+    #[rpc(request = "subtract")]
+    async fn subtract(&self, #[rpc(params)] p: SubtractParams) -> Result<Number, ErrorObject>;
+
+    /// The sum of an array of numbers.
+    #[rpc(request = "sum")]
+    async fn sum(&self, #[rpc(params)] numbers: Vec<Number>) -> Result<Number, ErrorObject>;
+
+    /// `["hello", 5]`.
+    #[rpc(request = "get_data")]
+    async fn get_data(&self) -> (String, u32);
+
+    /// Its params, unchanged.
+    #[rpc(request = "echo")]
+    async fn echo(&self, #[rpc(params)] params: Option<Box<RawValue>>) -> Option<Box<RawValue>>;
+
+    /// Accepted, no effect.
+    #[rpc(notification = "update")]
+    async fn update(&self, #[rpc(params)] params: Option<Box<RawValue>>);
+
+    /// Accepted, no effect.
+    #[rpc(notification = "notify_hello")]
+    async fn notify_hello(&self, #[rpc(params)] params: Option<Box<RawValue>>);
+
+    /// Accepted, no effect.
+    #[rpc(notification = "notify_sum")]
+    async fn notify_sum(&self, #[rpc(params)] params: Option<Box<RawValue>>);
+
+    /// Asks the caller `test/ask`, then answers with what it said.
+    #[rpc(request = "test/roundtrip")]
+    async fn roundtrip(
+        &self,
+        ctx: Context,
+        #[rpc(params)] params: Option<Box<RawValue>>,
+    ) -> Result<Value, ErrorObject>;
+
+    /// Asks the caller `test/ask`, then notifies `test/answer`.
+    #[rpc(notification = "test/notifyMe")]
+    async fn notify_me(&self, ctx: Context, #[rpc(params)] params: Option<Box<RawValue>>);
+
+    /// Sends `n` `$/progress` notifications `{token, value}`, then answers.
+    #[rpc(request = "test/progress")]
+    async fn progress(&self, ctx: Context, #[rpc(params)] p: ProgressParams) -> Value;
+
+    /// Sleeps `ms` milliseconds; `$/cancelRequest` stops it with -32800.
+    #[rpc(request = "test/slow")]
+    async fn slow(&self, #[rpc(params)] p: SlowParams) -> Value;
+
+    /// The LSP handshake (`--lsp` requires it first).
+    #[rpc(request = "initialize")]
+    async fn initialize(&self, #[rpc(params)] params: Option<Box<RawValue>>) -> Value;
+
+    /// The LSP handshake's acknowledgement.
+    #[rpc(notification = "initialized")]
+    async fn initialized(&self, #[rpc(params)] params: Option<Box<RawValue>>);
+
+    /// Answers `null`; `exit` then exits 0.
+    #[rpc(request = "shutdown")]
+    async fn shutdown(&self);
+
+    /// Closes the connection: exit code 0 after `shutdown`, else 1.
+    #[rpc(notification = "exit")]
+    async fn exit(&self, ctx: Context);
+}
+
+/// One connection's state: what `shutdown` and `exit` leave behind.
 #[derive(Debug, Default)]
-struct Lifecycle {
+struct Spec {
     shutdown: AtomicBool,
     /// 0: no `exit` yet; else the exit code + 1.
     exit: AtomicU8,
 }
 
-fn router(lifecycle: Arc<Lifecycle>) -> Router {
-    let on_shutdown = lifecycle.clone();
-    Router::new()
-        .request("subtract", |p: SubtractParams, _: Context| async move {
-            combine(&p.minuend, &p.subtrahend, -1)
-        })
-        .request("sum", |numbers: Vec<Number>, _: Context| async move {
-            numbers
-                .iter()
-                .try_fold(Number::from(0), |acc, n| combine(&acc, n, 1))
-        })
-        .request("get_data", |(): (), _: Context| async {
-            Ok::<_, ErrorObject>(("hello", 5))
-        })
-        .request(
-            "echo",
-            |params: Option<Box<RawValue>>, _: Context| async move { Ok::<_, ErrorObject>(params) },
-        )
-        .notification("update", |_: IgnoredAny, _: Context| async {})
-        .notification("notify_hello", |_: IgnoredAny, _: Context| async {})
-        .notification("notify_sum", |_: IgnoredAny, _: Context| async {})
-        .request(
-            "test/roundtrip",
-            |params: Option<Box<RawValue>>, ctx: Context| async move {
-                let answer: Value = ctx
+impl Spec {
+    fn exit_code(&self) -> Option<u8> {
+        self.exit.load(Ordering::SeqCst).checked_sub(1)
+    }
+}
+
+impl SpecServer for Arc<Spec> {
+    async fn subtract(&self, p: SubtractParams) -> Result<Number, ErrorObject> {
+        combine(&p.minuend, &p.subtrahend, -1)
+    }
+
+    async fn sum(&self, numbers: Vec<Number>) -> Result<Number, ErrorObject> {
+        numbers
+            .iter()
+            .try_fold(Number::from(0), |acc, n| combine(&acc, n, 1))
+    }
+
+    async fn get_data(&self) -> (String, u32) {
+        ("hello".to_owned(), 5)
+    }
+
+    async fn echo(&self, params: Option<Box<RawValue>>) -> Option<Box<RawValue>> {
+        params
+    }
+
+    async fn update(&self, _: Option<Box<RawValue>>) {}
+
+    async fn notify_hello(&self, _: Option<Box<RawValue>>) {}
+
+    async fn notify_sum(&self, _: Option<Box<RawValue>>) {}
+
+    async fn roundtrip(
+        &self,
+        ctx: Context,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Value, ErrorObject> {
+        let question = json!({"question": "roundtrip", "echo": params});
+        let answer: Value = ctx.peer().call("test/ask", question).await?;
+        Ok(json!({"clientSaid": answer}))
+    }
+
+    async fn notify_me(&self, ctx: Context, params: Option<Box<RawValue>>) {
+        let question = json!({"question": "notifyMe", "echo": params});
+        match ctx.peer().call::<Value>("test/ask", question).await {
+            Ok(answer) => {
+                let _ = ctx
                     .peer()
-                    .call("test/ask", json!({"question": "roundtrip", "echo": params}))
-                    .await?;
-                Ok::<_, ErrorObject>(json!({"clientSaid": answer}))
-            },
-        )
-        .notification(
-            "test/notifyMe",
-            |params: Option<Box<RawValue>>, ctx: Context| async move {
-                let asked = ctx
-                    .peer()
-                    .call::<Value>("test/ask", json!({"question": "notifyMe", "echo": params}));
-                match asked.await {
-                    Ok(answer) => {
-                        let _ = ctx
-                            .peer()
-                            .notify("test/answer", json!({"clientSaid": answer}));
-                    }
-                    Err(e) => eprintln!("spec_server: test/ask failed: {e}"),
-                }
-            },
-        )
-        .request("shutdown", move |(): (), _: Context| {
-            on_shutdown.shutdown.store(true, Ordering::SeqCst);
-            async { Ok::<_, ErrorObject>(()) }
+                    .notify("test/answer", json!({"clientSaid": answer}));
+            }
+            Err(e) => eprintln!("spec_server: test/ask failed: {e}"),
+        }
+    }
+
+    async fn progress(&self, ctx: Context, p: ProgressParams) -> Value {
+        for step in 1..=p.n {
+            let _ = ctx
+                .peer()
+                .notify("$/progress", json!({"token": p.token, "value": step}));
+        }
+        json!({"done": true, "steps": p.n})
+    }
+
+    async fn slow(&self, p: SlowParams) -> Value {
+        tokio::time::sleep(Duration::from_millis(p.ms)).await;
+        json!({"slept": true})
+    }
+
+    async fn initialize(&self, _: Option<Box<RawValue>>) -> Value {
+        json!({
+            "capabilities": {},
+            "serverInfo": {"name": "spec_server", "version": env!("CARGO_PKG_VERSION")},
         })
-        .notification("exit", move |_: IgnoredAny, ctx: Context| {
-            let code = if lifecycle.shutdown.load(Ordering::SeqCst) {
-                0
-            } else {
-                1
-            };
-            lifecycle.exit.store(code + 1, Ordering::SeqCst);
-            let peer = ctx.peer().clone();
-            // Close from outside this handler, so the close does not wait
-            // for the handler that asked for it.
-            tokio::spawn(async move { peer.close(Duration::from_secs(1)).await });
-            async {}
-        })
+    }
+
+    async fn initialized(&self, _: Option<Box<RawValue>>) {}
+
+    async fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+    }
+
+    async fn exit(&self, ctx: Context) {
+        let code = if self.shutdown.load(Ordering::SeqCst) {
+            0
+        } else {
+            1
+        };
+        self.exit.store(code + 1, Ordering::SeqCst);
+        let peer = ctx.peer().clone();
+        // Close from outside this handler, so the close does not wait for the
+        // handler that asked for it.
+        tokio::spawn(async move { peer.close(Duration::from_secs(1)).await });
+    }
+}
+
+fn router(spec: Arc<Spec>) -> Router {
+    spec.into_router()
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -185,12 +307,19 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let framing = if options.content_length {
-        Framing::ContentLength
+    let config = if options.lsp {
+        // Content-Length framing, `initialize` first, `shutdown`, `exit`.
+        Config::lsp()
     } else {
-        Framing::NewlineDelimited
+        let framing = if options.content_length {
+            Framing::ContentLength
+        } else {
+            Framing::NewlineDelimited
+        };
+        Config::default()
+            .framing(framing)
+            .cancellation(CancellationPolicy::lsp())
     };
-    let config = Config::default().framing(framing);
     if options.serves_sockets() {
         return serve_sockets(&options, config, &mut signals).await;
     }
@@ -202,29 +331,30 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let lifecycle = Arc::new(Lifecycle::default());
+    let spec = Arc::new(Spec::default());
     let peer = Peer::builder()
         .config(config)
-        .router(router(lifecycle.clone()))
+        .router(router(spec.clone()))
         .spawn(transport);
-    tokio::select! {
-        _ = peer.closed() => {}
+    let reason = tokio::select! {
+        reason = peer.closed() => reason,
         signal = signals.recv() => {
             eprintln!("spec_server: {signal}, closing");
             peer.close(GRACE).await;
             return ExitCode::SUCCESS;
         }
-    }
-    match lifecycle.exit.load(Ordering::SeqCst) {
-        0 => ExitCode::SUCCESS,
-        code => ExitCode::from(code - 1),
+    };
+    match (reason, spec.exit_code()) {
+        (CloseReason::Exit { code }, _) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        (_, Some(code)) => ExitCode::from(code),
+        (_, None) => ExitCode::SUCCESS,
     }
 }
 
 /// Serves every socket asked for until SIGTERM or SIGINT.
 async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals) -> ExitCode {
     // Each connection gets its own `shutdown`/`exit` state.
-    let routes = |_: &PeerAddr| router(Arc::new(Lifecycle::default()));
+    let routes = |_: &PeerAddr| router(Arc::new(Spec::default()));
     let mut servers = Vec::new();
     if let Some(addr) = &options.tcp {
         match TcpAcceptor::bind(addr.as_str()).await {

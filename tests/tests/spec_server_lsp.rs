@@ -1,0 +1,124 @@
+//! `spec_server --lsp` and the spec server's progress and cancellation
+//! methods, driven as a child process through the runtime's own client.
+
+use std::time::{Duration, Instant};
+
+use jsonrpc_runtime::{
+    CallError, CallOptions, ChildProcess, CloseReason, Config, Context, ErrorCode, ErrorObject,
+    Peer, Router,
+};
+use serde_json::{json, Value};
+
+/// Spawns `spec_server ARGS` and connects a peer with `config` and `router`.
+fn spawn(args: &[&str], config: Config, router: Router) -> (Peer, jsonrpc_runtime::ChildHandle) {
+    let mut command = tokio::process::Command::new(tests::example_path("spec_server"));
+    command.args(args);
+    let (transport, child) = ChildProcess::spawn(command, &config).unwrap().into_parts();
+    let peer = Peer::builder()
+        .config(config)
+        .router(router)
+        .spawn(transport);
+    (peer, child)
+}
+
+#[tokio::test]
+async fn lsp_mode_requires_initialize_and_exits_0_after_shutdown() {
+    let (peer, child) = spawn(&["--lsp"], Config::lsp(), Router::new());
+    let err = peer.call::<Value>("get_data", ()).await.unwrap_err();
+    assert_eq!(
+        err.as_rpc().map(|e| e.code),
+        Some(ErrorCode::SERVER_NOT_INITIALIZED)
+    );
+    let init: Value = peer
+        .call("initialize", json!({"capabilities": {}}))
+        .await
+        .unwrap();
+    assert_eq!(init["serverInfo"]["name"], "spec_server");
+    assert!(init["capabilities"].is_object());
+    peer.notify("initialized", json!({})).unwrap();
+    let data: Value = peer.call("get_data", ()).await.unwrap();
+    assert_eq!(data, json!(["hello", 5]));
+    let err = peer
+        .call::<Value>("initialize", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.as_rpc().map(|e| e.code),
+        Some(ErrorCode::INVALID_REQUEST)
+    );
+    peer.call::<()>("shutdown", ()).await.unwrap();
+    let err = peer.call::<Value>("get_data", ()).await.unwrap_err();
+    assert_eq!(
+        err.as_rpc().map(|e| e.code),
+        Some(ErrorCode::INVALID_REQUEST)
+    );
+    peer.notify("exit", ()).unwrap();
+    let exit = child.wait().await.unwrap();
+    assert_eq!(exit.status.code(), Some(0), "stderr: {}", exit.stderr);
+    assert!(matches!(
+        peer.closed().await,
+        CloseReason::RemoteClosed | CloseReason::Transport(_)
+    ));
+}
+
+#[tokio::test]
+async fn lsp_mode_exit_without_shutdown_exits_1() {
+    let (peer, child) = spawn(&["--lsp"], Config::lsp(), Router::new());
+    let _: Value = peer.call("initialize", json!({})).await.unwrap();
+    peer.notify("exit", ()).unwrap();
+    assert_eq!(child.wait().await.unwrap().status.code(), Some(1));
+}
+
+#[tokio::test]
+async fn cancelling_test_slow_answers_request_cancelled_promptly() {
+    for args in [&["--lsp"][..], &["--content-length"][..]] {
+        let config = Config::lsp();
+        let (peer, child) = spawn(args, config, Router::new());
+        let _: Value = peer.call("initialize", json!({})).await.unwrap();
+        let call = peer
+            .call_with_progress::<Value, ErrorObject, Value>(
+                "test/slow",
+                json!({"ms": 10_000}),
+                CallOptions::default(),
+            )
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let cancelled = Instant::now();
+        call.cancel(None).unwrap();
+        let err = call.result().await.unwrap_err();
+        let elapsed = cancelled.elapsed();
+        assert!(
+            matches!(&err, CallError::Domain(e) if e.code == ErrorCode::REQUEST_CANCELLED),
+            "{err:?}"
+        );
+        println!("spec_server {args:?}: cancel answered in {elapsed:?}");
+        drop(child);
+    }
+}
+
+#[tokio::test]
+async fn test_progress_reports_arrive_in_order_before_the_answer() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // `test/progress` names its own token, so the reports reach a route.
+    let router = Router::new().notification("$/progress", move |p: Value, _: Context| {
+        let _ = tx.send(p);
+        async {}
+    });
+    let (peer, _child) = spawn(&[], Config::default(), router);
+    let answer: Value = peer
+        .call("test/progress", json!({"token": "t", "n": 20}))
+        .await
+        .unwrap();
+    assert_eq!(answer, json!({"done": true, "steps": 20}));
+    // Notifications are handled in order; all of them were read before the
+    // answer, so they are all queued by now.
+    let mut values = Vec::new();
+    while let Ok(Some(p)) = tokio::time::timeout(Duration::from_secs(2), rx.recv()).await {
+        assert_eq!(p["token"], "t");
+        values.push(p["value"].as_u64().unwrap());
+        if values.len() == 20 {
+            break;
+        }
+    }
+    assert_eq!(values, (1..=20).collect::<Vec<_>>());
+}
