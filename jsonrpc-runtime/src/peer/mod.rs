@@ -129,7 +129,7 @@ impl PeerBuilder {
         let handle = Arc::new(HandleGuard {
             shared: shared.clone(),
         });
-        *shared.handles.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(&handle);
+        let _ = shared.handles.set(Arc::downgrade(&handle));
         let writer = tokio::spawn(writer::run(transport.outbound, rx, shared.clone()));
         tokio::spawn(reader::run(
             shared.clone(),
@@ -208,7 +208,7 @@ pub(crate) struct Shared {
     /// Fired when both tasks are done.
     pub(crate) done: CancellationToken,
     pub(crate) reason: OnceLock<CloseReason>,
-    handles: Mutex<Weak<HandleGuard>>,
+    handles: OnceLock<Weak<HandleGuard>>,
     /// Inbound requests that can be cancelled, by id.
     pub(crate) cancellable: Mutex<HashMap<Id, CancellationToken>>,
     /// Progress streams of outbound calls, by token.
@@ -243,7 +243,7 @@ impl Shared {
             deadline: Mutex::new(None),
             done: CancellationToken::new(),
             reason: OnceLock::new(),
-            handles: Mutex::new(Weak::new()),
+            handles: OnceLock::new(),
             cancellable: Mutex::new(HashMap::new()),
             progress_subscriptions: Mutex::new(ProgressSubscriptions::default()),
             next_token: AtomicU64::new(1),
@@ -358,11 +358,7 @@ impl Shared {
     /// (then the connection is closing and the context gets a handle that
     /// does not keep it open).
     pub(crate) fn handle(self: &Arc<Self>) -> Peer {
-        let guard = self
-            .handles
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .upgrade();
+        let guard = self.handles.get().and_then(Weak::upgrade);
         Peer {
             shared: self.clone(),
             _handle: guard,
