@@ -470,6 +470,18 @@ impl fmt::Display for ProcessExit {
 /// The message says what went wrong and, when this side closed the
 /// connection because of it, with which close code (see
 /// [`close_code`](Self::close_code)).
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::{CloseReason, TransportError};
+///
+/// fn was_too_big(reason: &CloseReason) -> bool {
+///     matches!(reason, CloseReason::Transport(e)
+///         if matches!(&**e, TransportError::WebSocket(ws) if ws.close_code() == Some(1009)))
+/// }
+/// assert!(!was_too_big(&CloseReason::RemoteClosed));
+/// ```
 #[derive(Debug)]
 pub struct WebSocketError {
     message: String,

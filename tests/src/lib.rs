@@ -17,7 +17,10 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The path of an example binary, building it first if it is missing.
 ///
 /// `cargo test --workspace` builds the examples before running tests; a
-/// narrower run (`cargo test -p tests`) may not, so this builds on demand.
+/// narrower run (`cargo test -p tests`) may not, so this builds them on
+/// demand. It builds what `cargo test --workspace` builds (every target of
+/// the workspace, so the same feature set): after a workspace run that is a
+/// no-op, never a rebuild under the tests' feet.
 pub fn example_path(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     let exe = std::env::current_exe().expect("test binary path");
@@ -29,7 +32,7 @@ pub fn example_path(name: &str) -> PathBuf {
     let path = profile_dir.join("examples").join(name);
     BUILT.get_or_init(|| {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "examples", "--examples"])
+            .args(["build", "--quiet", "--workspace", "--all-targets"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo build for the examples");

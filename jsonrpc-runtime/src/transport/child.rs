@@ -145,6 +145,10 @@ impl fmt::Debug for ChildProcess {
 /// Dropping the handle does not kill the child while its transport is still
 /// in use; the child is killed and reaped once the handle and both halves
 /// of the transport are dropped.
+///
+/// # Examples
+///
+/// See [`ChildProcess`].
 #[must_use = "the child is killed once the handle and its transport are dropped"]
 pub struct ChildHandle {
     shared: Arc<ChildShared>,
@@ -381,6 +385,23 @@ impl ChildHandle {
     /// Waits for the child to exit on its own, and returns its exit status
     /// and stderr.
     ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::{ChildProcess, Config, Peer};
+    /// use tokio::process::Command;
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// let (transport, child) = ChildProcess::spawn(Command::new("my-server"), &Config::default())?
+    ///     .into_parts();
+    /// let peer = Peer::connect(transport);
+    /// let _ = peer.notify("exit", ());
+    /// let exit = child.wait().await?;
+    /// println!("{exit}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     ///
     /// Fails only when waiting for the process fails at the OS level.
@@ -394,6 +415,21 @@ impl ChildHandle {
 
     /// Asks for the child to be killed, without waiting (see
     /// [`wait`](Self::wait)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::{ChildProcess, Config};
+    /// use tokio::process::Command;
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// let (_transport, child) = ChildProcess::spawn(Command::new("my-server"), &Config::default())?
+    ///     .into_parts();
+    /// child.kill();
+    /// assert!(!child.wait().await?.status.success());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn kill(&self) {
         self.shared.kill.cancel();
     }

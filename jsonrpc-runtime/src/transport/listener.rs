@@ -27,6 +27,16 @@ use crate::peer::Peer;
 use crate::router::Router;
 
 /// Where a connection came from.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::PeerAddr;
+///
+/// let addr = PeerAddr::Tcp("127.0.0.1:4000".parse().unwrap());
+/// assert_eq!(addr.to_string(), "127.0.0.1:4000");
+/// assert_eq!(PeerAddr::Unix(None).to_string(), "(unnamed unix socket)");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PeerAddr {
@@ -112,6 +122,11 @@ pub trait Acceptor: Send + 'static {
     /// # Errors
     ///
     /// A failed handshake; the connection is then dropped.
+    ///
+    /// # Cancel safety
+    ///
+    /// The returned future is dropped at shutdown; dropping it must drop
+    /// the connection.
     fn open(
         &self,
         connection: Self::Connection,
@@ -278,6 +293,10 @@ impl<A: Acceptor> Listener<A> {
 ///
 /// Dropping it stops accepting and closes every connection at once; an
 /// acceptor with a socket file removes it.
+///
+/// # Examples
+///
+/// See [`Listener`].
 #[must_use = "dropping the server stops it at once"]
 pub struct Server {
     shared: Arc<ServerShared>,
