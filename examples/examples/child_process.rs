@@ -1,7 +1,8 @@
 //! Run with: cargo build --examples && cargo run --example child_process
 //!
-//! Spawns the `spec_server` example as a child process and calls it over
-//! its stdin and stdout: `subtract`, `sum` and `echo`, then a clean
+//! Spawns the calculator example's server (`calculator serve`) as a child
+//! process and calls it over its stdin and stdout: `add`, `subtract`, and a
+//! `divide` by zero whose error comes back from the child, then a clean
 //! shutdown that reports the child's exit status. Any JSON-RPC server that
 //! speaks over stdio (a language server, an MCP server) is driven the same
 //! way; only the command changes.
@@ -25,14 +26,16 @@ fn sibling_example(name: &str) -> Option<PathBuf> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let Some(server) = sibling_example("spec_server") else {
+    let Some(server) = sibling_example("calculator") else {
         eprintln!(
-            "the spec_server example is not built yet: run `cargo build --examples`, \
+            "the calculator example is not built yet: run `cargo build --examples`, \
              then `cargo run --example child_process`"
         );
         return ExitCode::FAILURE;
     };
-    match run(Command::new(&server)).await {
+    let mut command = Command::new(&server);
+    command.arg("serve");
+    match run(command).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("child_process: {e}");
@@ -44,15 +47,20 @@ async fn main() -> ExitCode {
 async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::default();
     let (transport, child) = ChildProcess::spawn(command, &config)?.into_parts();
-    println!("spawned spec_server as pid {}", child.id().unwrap_or(0));
+    println!(
+        "spawned `calculator serve` as pid {}",
+        child.id().unwrap_or(0)
+    );
 
     let peer = Peer::builder().config(config).spawn(transport);
-    let difference: Value = peer.call("subtract", [42, 23]).await?;
+    let sum: i64 = peer.call("add", json!({"a": 2, "b": 3})).await?;
+    println!("add(2, 3) = {sum}");
+    let difference: i64 = peer.call("subtract", [42, 23]).await?;
     println!("subtract(42, 23) = {difference}");
-    let sum: Value = peer.call("sum", [1, 2, 3, 4]).await?;
-    println!("sum(1, 2, 3, 4) = {sum}");
-    let echo: Value = peer.call("echo", json!({"hello": "child"})).await?;
-    println!("echo({{\"hello\": \"child\"}}) = {echo}");
+    match peer.call::<Value>("divide", [1, 0]).await {
+        Err(e) => println!("divide(1, 0) failed as it should: {e}"),
+        Ok(v) => return Err(format!("divide(1, 0) gave {v}").into()),
+    }
 
     // Closing the peer closes the child's stdin; the server then exits on
     // its own, and shutdown reaps it (it would kill it after the grace).

@@ -148,6 +148,44 @@ impl Config {
             .answer_ping("ping")
     }
 
+    /// The client side of [`Config::lsp`]: the same framing, cancellation,
+    /// progress and unknown-method rules, but no lifecycle gate (a client
+    /// never receives `initialize`; the server's requests, such as
+    /// `workspace/configuration`, must get through).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::lsp_client();
+    /// # let _ = config;
+    /// ```
+    pub fn lsp_client() -> Self {
+        Config {
+            lifecycle: None,
+            ..Config::lsp()
+        }
+    }
+
+    /// The client side of [`Config::mcp`]: the same wire rules and `ping`
+    /// answer, without the lifecycle gate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::mcp_client();
+    /// # let _ = config;
+    /// ```
+    pub fn mcp_client() -> Self {
+        Config {
+            lifecycle: None,
+            ..Config::mcp()
+        }
+    }
+
     /// A session lifecycle (handshake, shutdown, exit); default none.
     pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
         self.lifecycle = Some(lifecycle);

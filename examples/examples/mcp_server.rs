@@ -1,0 +1,405 @@
+//! Run with: cargo run --example mcp_server
+//!
+//! A Model Context Protocol server on stdin/stdout, built on this runtime
+//! alone (no MCP SDK): the protocol methods are one `#[rpc]` trait, and
+//! `tools/call` fans out to a second [`Router`] holding the tools, dispatched
+//! by name with [`Router::invoke`].
+//!
+//! - `initialize` answers with the client's protocol version when it is
+//!   supported, else the latest one, plus `serverInfo` and
+//!   `capabilities.tools`; `notifications/initialized` is logged. Requests
+//!   before `initialize` get -32002 and `ping` is answered `{}` at any time:
+//!   both come from [`Config::mcp`].
+//! - `tools/list` lists three tools, `tools/call` runs them:
+//!   `echo {text}` returns `text`, `add {a, b}` returns the sum, and
+//!   `sleep {ms}` sleeps, reporting `notifications/progress` when the caller
+//!   sent a progress token. `notifications/cancelled` stops a sleep at once
+//!   and nothing is answered (the preset drops the handler's future).
+//! - An unknown tool is a tool error (a result with `isError: true`);
+//!   arguments that do not fit the tool are -32602.
+//!
+//! Only JSON-RPC goes to stdout; logs go to stderr. The server exits once
+//! stdin ends and every answer owed has been written.
+//!
+//! Try it from a shell (MCP clients wait for the `initialize` answer before
+//! sending anything else, hence the pause):
+//!
+//! ```text
+//! cargo build --example mcp_server
+//! { echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"0"}}}'
+//!   sleep 1
+//!   echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+//!   echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}'
+//! } | target/debug/examples/mcp_server
+//! ```
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Router, Transport};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Number, Value};
+
+/// Protocol versions this server speaks, latest first.
+const SUPPORTED_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The longest `sleep` accepted, so a typo cannot park a request for days.
+const MAX_SLEEP_MS: u64 = 600_000;
+
+/// How many slices a `sleep` is cut into; one progress report per slice.
+const SLEEP_STEPS: u32 = 10;
+
+// ---------------------------------------------------------------------------
+// The MCP types this server needs. Unknown fields are ignored everywhere.
+
+/// `initialize` params.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    protocol_version: String,
+    #[serde(default)]
+    client_info: Option<Implementation>,
+}
+
+/// A client's or server's name and version.
+#[derive(Debug, Serialize, Deserialize)]
+struct Implementation {
+    name: String,
+    version: String,
+}
+
+/// `initialize` result.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeResult {
+    protocol_version: String,
+    capabilities: ServerCapabilities,
+    server_info: Implementation,
+    instructions: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ServerCapabilities {
+    tools: ToolsCapability,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsCapability {
+    list_changed: bool,
+}
+
+/// Params that carry nothing this server reads (`_meta`, a `cursor`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Ignored {}
+
+/// `tools/list` result.
+#[derive(Debug, Serialize, Deserialize)]
+struct ListToolsResult {
+    tools: Vec<Value>,
+}
+
+/// `tools/call` params: which tool, and its arguments as they came.
+#[derive(Debug, Serialize, Deserialize)]
+struct CallToolParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
+}
+
+/// `tools/call` result: text content, and whether it reports a tool error.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallToolResult {
+    content: Vec<TextContent>,
+    is_error: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct TextContent {
+    #[serde(rename = "type")]
+    kind: String,
+    text: String,
+}
+
+impl CallToolResult {
+    fn text(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![TextContent {
+                kind: "text".to_owned(),
+                text: text.into(),
+            }],
+            is_error: false,
+        }
+    }
+
+    fn error(text: impl Into<String>) -> Self {
+        CallToolResult {
+            is_error: true,
+            ..CallToolResult::text(text)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The protocol methods.
+
+/// The MCP methods this server serves (`ping` and cancellation come from
+/// the preset).
+#[rpc]
+trait McpServer {
+    /// The handshake: negotiates the protocol version.
+    #[rpc(request = "initialize")]
+    async fn initialize(&self, #[rpc(params)] params: InitializeParams) -> InitializeResult;
+
+    /// The client is ready.
+    #[rpc(notification = "notifications/initialized")]
+    async fn initialized(&self, #[rpc(params)] params: Option<Ignored>);
+
+    /// The tools and their input schemas (one page: no cursor).
+    #[rpc(request = "tools/list")]
+    async fn list_tools(&self, #[rpc(params)] params: Option<Ignored>) -> ListToolsResult;
+
+    /// Runs one tool.
+    #[rpc(request = "tools/call")]
+    async fn call_tool(
+        &self,
+        ctx: Context,
+        #[rpc(params)] params: CallToolParams,
+    ) -> Result<Box<RawValue>, ErrorObject>;
+}
+
+struct Server {
+    tools: Router,
+}
+
+impl McpServer for Server {
+    async fn initialize(&self, params: InitializeParams) -> InitializeResult {
+        let asked = params.protocol_version;
+        let version = SUPPORTED_VERSIONS
+            .iter()
+            .find(|v| **v == asked)
+            .unwrap_or(&SUPPORTED_VERSIONS[0]);
+        let client = params
+            .client_info
+            .map(|c| format!("{} {}", c.name, c.version))
+            .unwrap_or_else(|| "an unnamed client".to_owned());
+        eprintln!("mcp_server: initialize from {client}, asked {asked}, answering {version}");
+        InitializeResult {
+            protocol_version: (*version).to_owned(),
+            capabilities: ServerCapabilities {
+                tools: ToolsCapability {
+                    list_changed: false,
+                },
+            },
+            server_info: Implementation {
+                name: "jsonrpc-runtime-mcp-example".to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            },
+            instructions: "Tools: echo, add, sleep.".to_owned(),
+        }
+    }
+
+    async fn initialized(&self, _params: Option<Ignored>) {
+        eprintln!("mcp_server: the client is initialized");
+    }
+
+    async fn list_tools(&self, _params: Option<Ignored>) -> ListToolsResult {
+        ListToolsResult {
+            tools: tool_descriptions(),
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        ctx: Context,
+        params: CallToolParams,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        if !self.tools.contains(&params.name) {
+            let result = CallToolResult::error(format!(
+                "unknown tool `{}`; this server has `echo`, `add` and `sleep`",
+                params.name
+            ));
+            return serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error);
+        }
+        // Decodes the arguments into the tool's own type (-32602 when they
+        // do not fit) and runs it with this request's context, so progress
+        // and cancellation reach the tool.
+        self.tools
+            .invoke(&params.name, params.arguments.as_deref(), ctx)
+            .await
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The tools: a router of their own, one route per tool.
+
+#[derive(Deserialize)]
+struct EchoArgs {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct AddArgs {
+    a: Number,
+    b: Number,
+}
+
+#[derive(Deserialize)]
+struct SleepArgs {
+    ms: u64,
+}
+
+fn tools() -> Router {
+    Router::new()
+        .request("echo", |args: EchoArgs, _: Context| async move {
+            Ok::<_, ErrorObject>(CallToolResult::text(args.text))
+        })
+        .request("add", |args: AddArgs, _: Context| async move {
+            Ok::<_, ErrorObject>(CallToolResult::text(sum(&args.a, &args.b)))
+        })
+        .request("sleep", sleep)
+}
+
+fn tool_descriptions() -> Vec<Value> {
+    vec![
+        json!({
+            "name": "echo",
+            "description": "Returns its text unchanged.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"]
+            }
+        }),
+        json!({
+            "name": "add",
+            "description": "Adds two numbers.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]
+            }
+        }),
+        json!({
+            "name": "sleep",
+            "description": "Sleeps for `ms` milliseconds, reporting progress; cancellable.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS}},
+                "required": ["ms"]
+            }
+        }),
+    ]
+}
+
+/// `a + b`: exact for integers (any two JSON integers that fit in 64 bits
+/// add up exactly in 128), floating-point otherwise.
+fn sum(a: &Number, b: &Number) -> String {
+    let integer = |n: &Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    if let (Some(a), Some(b)) = (integer(a), integer(b)) {
+        return (a + b).to_string();
+    }
+    let float = a.as_f64().unwrap_or(f64::NAN) + b.as_f64().unwrap_or(f64::NAN);
+    float.to_string()
+}
+
+/// Sleeps `ms` in [`SLEEP_STEPS`] slices, reporting progress before each
+/// slice when the caller sent a progress token.
+///
+/// There is no report at 100%: the answer says that, and some clients (the
+/// TypeScript SDK among them) handle a notification a tick after the
+/// response that follows it on the wire, so a report written right before
+/// the answer would reach them after the call had ended.
+///
+/// Cancellation drops this future wherever it waits; the guard logs it.
+async fn sleep(args: SleepArgs, ctx: Context) -> Result<CallToolResult, ErrorObject> {
+    if args.ms > MAX_SLEEP_MS {
+        return Err(ErrorObject::invalid_params(format!(
+            "`ms` must be at most {MAX_SLEEP_MS}, got {}",
+            args.ms
+        )));
+    }
+    let mut guard = StopLog {
+        id: ctx.id().map(ToString::to_string).unwrap_or_default(),
+        started: Instant::now(),
+        ms: args.ms,
+        finished: false,
+    };
+    let total = Duration::from_millis(args.ms);
+    let report = |step: u32| {
+        let slept = args.ms * u64::from(step) / u64::from(SLEEP_STEPS);
+        let value = json!({
+            "progress": step,
+            "total": SLEEP_STEPS,
+            "message": format!("slept {slept} of {} ms", args.ms),
+        });
+        if let Err(e) = ctx.progress(value) {
+            eprintln!("mcp_server: sleep could not report progress: {e}");
+        }
+    };
+    for step in 0..SLEEP_STEPS {
+        report(step);
+        let slice_end = total * (step + 1) / SLEEP_STEPS;
+        // An elapsed deadline is skipped: tokio rounds it up to the next
+        // millisecond tick.
+        let deadline = guard.started + slice_end;
+        if deadline > Instant::now() {
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    }
+    guard.finished = true;
+    Ok(CallToolResult::text(format!("slept {} ms", args.ms)))
+}
+
+/// Logs a sleep that was stopped before it finished (cancelled, or the
+/// connection closed).
+struct StopLog {
+    id: String,
+    started: Instant,
+    ms: u64,
+    finished: bool,
+}
+
+impl Drop for StopLog {
+    fn drop(&mut self) {
+        if !self.finished {
+            eprintln!(
+                "mcp_server: sleep (request {}) stopped after {:.3} ms of {} ms",
+                self.id,
+                self.started.elapsed().as_secs_f64() * 1000.0,
+                self.ms
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let config = Config::mcp();
+    let transport = match Transport::stdio(&config) {
+        Ok(transport) => transport,
+        Err(e) => {
+            eprintln!("mcp_server: cannot use stdin/stdout: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let router = Server { tools: tools() }.into_router();
+    let reason = Peer::builder()
+        .config(config)
+        .router(router)
+        .serve(transport)
+        .await;
+    eprintln!("mcp_server: {reason}");
+    // Every answer owed has been written. Exit here rather than return:
+    // when stdin is a terminal, tokio reads it on a blocking thread that
+    // would keep the runtime (and the process) alive until the next line.
+    std::process::exit(reason.exit_code())
+}

@@ -1,0 +1,442 @@
+//! The `mcp_server` example, spawned as a child process and driven by a
+//! [`Peer`] on the MCP preset: the handshake and its gate, version
+//! negotiation, the three tools and their errors, progress order,
+//! cancellation (and how soon it frees the handler), and exit at the end of
+//! input once owed answers are written.
+#![cfg(unix)]
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::{SinkExt as _, StreamExt as _};
+use jsonrpc_runtime::{
+    CallError, CallOptions, ChildHandle, ChildProcess, Config, Dialect, ErrorObject, Frame, Id,
+    Message, Notification, Parsed, Peer, ProcessExit, Request, TransportError,
+};
+use serde_json::{json, Value};
+use tests::{example_path, ANSWER_TIMEOUT};
+use tokio::process::Command;
+
+/// The versions the server supports, latest first.
+const VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A running `mcp_server` and a client peer on its stdio.
+struct Server {
+    peer: Peer,
+    child: ChildHandle,
+}
+
+impl Server {
+    fn spawn() -> Server {
+        let config = Config::mcp_client();
+        let command = Command::new(example_path("mcp_server"));
+        let (transport, child) = ChildProcess::spawn(command, &config)
+            .expect("spawn mcp_server")
+            .into_parts();
+        Server {
+            peer: Peer::builder().config(config).spawn(transport),
+            child,
+        }
+    }
+
+    /// Spawns the server and completes the handshake asking for `version`;
+    /// returns the `initialize` result too.
+    async fn initialized(version: &str) -> (Server, Value) {
+        let server = Server::spawn();
+        let result = server.initialize(version).await.expect("initialize");
+        server
+            .peer
+            .notify("notifications/initialized", json!({}))
+            .expect("notify initialized");
+        (server, result)
+    }
+
+    async fn initialize(&self, version: &str) -> Result<Value, CallError> {
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "tests", "version": "0"},
+        });
+        self.call("initialize", params).await
+    }
+
+    async fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
+        tokio::time::timeout(ANSWER_TIMEOUT, self.peer.call(method, params))
+            .await
+            .expect("an answer in time")
+    }
+
+    async fn tool(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        self.call("tools/call", json!({"name": name, "arguments": arguments}))
+            .await
+    }
+
+    /// Ends the server's input and waits for it to exit.
+    async fn finish(self) -> ProcessExit {
+        self.peer.close(Duration::from_secs(1)).await;
+        tokio::time::timeout(ANSWER_TIMEOUT, self.child.wait())
+            .await
+            .expect("the server exits once its input ends")
+            .expect("wait for the server")
+    }
+}
+
+/// The text of a `tools/call` result's only content item.
+fn text(result: &Value) -> &str {
+    assert_eq!(
+        result["content"].as_array().map(Vec::len),
+        Some(1),
+        "{result}"
+    );
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    result["content"][0]["text"].as_str().expect("text content")
+}
+
+fn error_code(error: &CallError) -> i64 {
+    match error {
+        CallError::Rpc(e) => e.code.0,
+        other => panic!("expected an error answer, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn handshake_gates_requests_until_initialize_and_ping_always_answers() {
+    let server = Server::spawn();
+    assert_eq!(server.call("ping", json!({})).await.unwrap(), json!({}));
+    let refused = server.call("tools/list", json!({})).await.unwrap_err();
+    assert_eq!(error_code(&refused), -32002);
+
+    server.initialize(VERSIONS[0]).await.unwrap();
+    server
+        .peer
+        .notify("notifications/initialized", json!({}))
+        .unwrap();
+    let again = server.initialize(VERSIONS[0]).await.unwrap_err();
+    assert_eq!(error_code(&again), -32600);
+    let tools = server.call("tools/list", json!({})).await.unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .expect("a tools array")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a tool name"))
+        .collect();
+    assert_eq!(names, ["echo", "add", "sleep"]);
+    for tool in tools["tools"].as_array().into_iter().flatten() {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+    }
+    assert_eq!(server.call("ping", json!({})).await.unwrap(), json!({}));
+    assert!(server.finish().await.status.success());
+}
+
+#[tokio::test]
+async fn initialize_answers_the_clients_version_when_supported_else_the_latest() {
+    for (asked, answered) in [
+        (VERSIONS[0], VERSIONS[0]),
+        (VERSIONS[1], VERSIONS[1]),
+        (VERSIONS[2], VERSIONS[2]),
+        ("2099-01-01", VERSIONS[0]),
+        ("1999-01-01", VERSIONS[0]),
+    ] {
+        let (server, result) = Server::initialized(asked).await;
+        assert_eq!(result["protocolVersion"], answered, "asked {asked}");
+        assert!(result["capabilities"]["tools"].is_object(), "{result}");
+        assert!(result["serverInfo"]["name"].is_string(), "{result}");
+        assert!(result["serverInfo"]["version"].is_string(), "{result}");
+        assert!(server.finish().await.status.success());
+    }
+}
+
+#[tokio::test]
+async fn echo_and_add_answer_text_content() {
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let echo = server
+        .tool("echo", json!({"text": "héllo\nwörld"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "héllo\nwörld");
+    assert_eq!(echo["isError"], false);
+    for (a, b, sum) in [
+        (json!(2), json!(3), "5"),
+        (json!(-7), json!(7), "0"),
+        (json!(1.5), json!(2), "3.5"),
+        (json!(i64::MAX), json!(1), "9223372036854775808"),
+        (json!(u64::MAX), json!(i64::MIN), "9223372036854775807"),
+    ] {
+        let add = server.tool("add", json!({"a": a, "b": b})).await.unwrap();
+        assert_eq!(text(&add), sum, "{a} + {b}");
+    }
+    assert!(server.finish().await.status.success());
+}
+
+#[tokio::test]
+async fn unknown_tool_is_a_tool_error_and_bad_arguments_are_invalid_params() {
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let unknown = server.tool("nope", json!({})).await.unwrap();
+    assert_eq!(unknown["isError"], true, "{unknown}");
+    assert!(text(&unknown).contains("nope"), "{unknown}");
+
+    for (tool, arguments) in [
+        ("echo", json!({})),
+        ("echo", json!({"text": 1})),
+        ("add", json!({"a": "x", "b": 1})),
+        ("add", json!({"a": 1})),
+        ("sleep", json!({"ms": -1})),
+        ("sleep", json!({"ms": 1_000_000_000})),
+    ] {
+        let error = server.tool(tool, arguments.clone()).await.unwrap_err();
+        assert_eq!(error_code(&error), -32602, "{tool} {arguments}");
+    }
+    let no_arguments = server
+        .call("tools/call", json!({"name": "echo"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error_code(&no_arguments), -32602);
+    let no_name = server
+        .call("tools/call", json!({"arguments": {}}))
+        .await
+        .unwrap_err();
+    assert_eq!(error_code(&no_name), -32602);
+    // The session is still usable.
+    let echo = server.tool("echo", json!({"text": "ok"})).await.unwrap();
+    assert_eq!(text(&echo), "ok");
+    assert!(server.finish().await.status.success());
+}
+
+#[tokio::test]
+async fn sleep_reports_progress_in_order_before_its_answer() {
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let params = json!({"name": "sleep", "arguments": {"ms": 50}});
+    let mut call = server
+        .peer
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "tools/call",
+            params,
+            CallOptions::default(),
+        )
+        .unwrap();
+    let mut seen = Vec::new();
+    // `None` once the answer is in: everything collected here came first.
+    while let Some(value) = tokio::time::timeout(ANSWER_TIMEOUT, call.next_progress())
+        .await
+        .expect("progress or the answer in time")
+    {
+        seen.push(value.expect("a JSON value"));
+    }
+    let result = call.result().await.unwrap();
+    assert_eq!(text(&result), "slept 50 ms");
+    let steps: Vec<i64> = seen
+        .iter()
+        .map(|v| v["progress"].as_i64().expect("a numeric progress"))
+        .collect();
+    assert_eq!(steps, (0..10).collect::<Vec<_>>(), "{seen:?}");
+    assert!(seen.iter().all(|v| v["total"] == 10), "{seen:?}");
+    println!(
+        "sleep 50 ms: {} progress reports, in order, before the answer",
+        seen.len()
+    );
+    assert!(server.finish().await.status.success());
+}
+
+/// The `stopped after X ms` a cancelled sleep logs, for request `id`.
+fn stopped_after(stderr: &str, id: &Id) -> Duration {
+    let marker = format!("sleep (request {id}) stopped after ");
+    let line = stderr
+        .lines()
+        .find_map(|line| line.split_once(&marker).map(|(_, rest)| rest))
+        .unwrap_or_else(|| panic!("no `{marker}` in the server's stderr:\n{stderr}"));
+    let ms: f64 = line
+        .split_whitespace()
+        .next()
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no duration in `{line}`"));
+    Duration::from_secs_f64(ms / 1000.0)
+}
+
+#[tokio::test]
+async fn cancelled_sleep_gets_no_answer_and_its_handler_stops_at_once() {
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let params = json!({"name": "sleep", "arguments": {"ms": 60_000}});
+    let mut call = server
+        .peer
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "tools/call",
+            params,
+            CallOptions::default(),
+        )
+        .unwrap();
+    let id = call.id().clone();
+    // The first report comes as the handler starts.
+    let first = tokio::time::timeout(ANSWER_TIMEOUT, call.next_progress())
+        .await
+        .expect("a first report in time")
+        .expect("a report before any answer")
+        .unwrap();
+    let started_by = Instant::now();
+    assert_eq!(first["progress"], 0);
+
+    let cancelled_at = Instant::now();
+    call.cancel(Some("the test is done waiting")).unwrap();
+    let outcome = tokio::time::timeout(ANSWER_TIMEOUT, call.result())
+        .await
+        .expect("the call ends in time");
+    let local = cancelled_at.elapsed();
+    assert!(matches!(outcome, Err(CallError::Cancelled)), "{outcome:?}");
+
+    // Nothing answers the cancelled request, and the session goes on.
+    let echo = server.tool("echo", json!({"text": "after"})).await.unwrap();
+    assert_eq!(text(&echo), "after");
+
+    // Ending the input lets the server exit only once its handlers are done:
+    // a sleep still running would keep it for a minute.
+    let exit = server.finish().await;
+    assert!(exit.status.success(), "{exit}");
+    // The handler started no later than its first report arrived, so this
+    // bounds the time from the cancel to the handler's end from above.
+    let ran = stopped_after(&exit.stderr, &id);
+    let freed = (started_by + ran).saturating_duration_since(cancelled_at);
+    println!(
+        "MCP cancel: the call failed locally after {local:?}; \
+         the handler was freed within {freed:?} of the cancel (target 50 ms)"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_races_end_each_call_once_and_leave_the_session_usable() {
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let mut tasks = Vec::new();
+    for i in 0..40u64 {
+        let peer = server.peer.clone();
+        tasks.push(tokio::spawn(async move {
+            let params = json!({"name": "sleep", "arguments": {"ms": i % 3 * 5}});
+            let call = peer
+                .call_with_progress::<Value, ErrorObject, Value>(
+                    "tools/call",
+                    params,
+                    CallOptions::default(),
+                )
+                .unwrap();
+            // Cancel at different moments: before the request is read,
+            // while it sleeps, and around the time it answers.
+            tokio::time::sleep(Duration::from_millis(i % 10 * 4)).await;
+            let _ = call.cancel(None);
+            call.result().await
+        }));
+    }
+    let (mut answered, mut cancelled) = (0, 0);
+    for task in tasks {
+        match tokio::time::timeout(ANSWER_TIMEOUT, task)
+            .await
+            .expect("every call ends in time")
+            .unwrap()
+        {
+            Ok(result) => {
+                assert!(text(&result).starts_with("slept "), "{result}");
+                answered += 1;
+            }
+            Err(CallError::Cancelled) => cancelled += 1,
+            Err(other) => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    println!("MCP races: {answered} answered, {cancelled} cancelled");
+    // Cancelling something long finished changes nothing.
+    server.peer.cancel(&Id::from(2), None).unwrap();
+    let echo = server.tool("echo", json!({"text": "still"})).await.unwrap();
+    assert_eq!(text(&echo), "still");
+    assert_eq!(server.call("ping", json!({})).await.unwrap(), json!({}));
+    let exit = server.finish().await;
+    assert!(exit.status.success(), "{exit}");
+}
+
+fn frame(id: Option<i64>, method: &str, params: Value) -> Bytes {
+    let params = Some(serde_json::value::to_raw_value(&params).unwrap());
+    let message = match id {
+        Some(id) => Message::Request(Request {
+            id: Id::from(id),
+            method: method.into(),
+            params,
+            extras: Default::default(),
+        }),
+        None => Message::Notification(Notification {
+            method: method.into(),
+            params,
+            extras: Default::default(),
+        }),
+    };
+    Bytes::from(message.to_json(Dialect::Strict))
+}
+
+/// The next frame as JSON (it must be a JSON-RPC message), or the process
+/// exit once stdout ends.
+async fn next(child: &mut ChildProcess) -> Result<Value, ProcessExit> {
+    let item = tokio::time::timeout(ANSWER_TIMEOUT, child.next())
+        .await
+        .expect("output in time");
+    match item {
+        Some(Ok(Frame::Message(bytes))) => {
+            let options = Config::mcp().parse_options();
+            assert!(
+                matches!(Message::parse_bytes(&bytes, &options), Parsed::Single(_)),
+                "not a JSON-RPC message on stdout: {bytes:?}"
+            );
+            Ok(serde_json::from_slice(&bytes).expect("JSON"))
+        }
+        Some(Err(TransportError::ProcessExited(exit))) => Err(exit),
+        other => panic!("expected a message or the exit, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn owed_answers_are_written_before_it_exits_at_the_end_of_input() {
+    let command = Command::new(example_path("mcp_server"));
+    let mut child = ChildProcess::spawn(command, &Config::mcp()).unwrap();
+    let init = json!({
+        "protocolVersion": VERSIONS[0],
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    });
+    child
+        .send(frame(Some(1), "initialize", init))
+        .await
+        .unwrap();
+    let answer = next(&mut child).await.unwrap();
+    assert_eq!(answer["id"], 1);
+    child
+        .send(frame(None, "notifications/initialized", json!({})))
+        .await
+        .unwrap();
+    let sleep = json!({"name": "sleep", "arguments": {"ms": 200}, "_meta": {"progressToken": "p"}});
+    child
+        .send(frame(Some(2), "tools/call", sleep))
+        .await
+        .unwrap();
+    child
+        .send(frame(
+            Some(3),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "x"}}),
+        ))
+        .await
+        .unwrap();
+    // The end of input, with both answers still owed.
+    child.close().await.unwrap();
+
+    let mut answers = Vec::new();
+    let mut reports = 0;
+    let exit = loop {
+        match next(&mut child).await {
+            Ok(message) if message["method"] == "notifications/progress" => {
+                assert!(
+                    answers.iter().all(|id| *id != json!(2)),
+                    "a report after the answer"
+                );
+                reports += 1;
+            }
+            Ok(message) => answers.push(message["id"].clone()),
+            Err(exit) => break exit,
+        }
+    };
+    assert_eq!(answers, [json!(3), json!(2)]);
+    assert_eq!(reports, 10);
+    assert!(exit.status.success(), "{exit}");
+    assert!(exit.stderr.contains("closed the connection"), "{exit}");
+}
