@@ -133,3 +133,72 @@ impl RawClient {
         }
     }
 }
+
+/// A tiny xorshift PRNG: reproducible split points and inputs without a
+/// dependency.
+#[derive(Debug, Clone)]
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next pseudo-random number.
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// What [`decode_chunked`] saw.
+#[derive(Debug)]
+pub struct Chunked {
+    /// Every frame decoded, in order.
+    pub frames: Vec<jsonrpc_runtime::Frame>,
+    /// The most bytes the buffer held after a `decode` call.
+    pub max_len: usize,
+    /// The largest capacity the buffer reached.
+    pub max_capacity: usize,
+}
+
+/// Feeds well-formed `input` to `codec` in chunks of `chunk_len()` bytes,
+/// decoding after each, then ends the stream; panics on a framing error.
+pub fn decode_chunked<C>(
+    mut codec: C,
+    input: &[u8],
+    mut chunk_len: impl FnMut() -> usize,
+) -> Chunked
+where
+    C: tokio_util::codec::Decoder<
+        Item = jsonrpc_runtime::Frame,
+        Error = jsonrpc_runtime::FramingError,
+    >,
+{
+    let mut buf = bytes::BytesMut::new();
+    let mut out = Chunked {
+        frames: Vec::new(),
+        max_len: 0,
+        max_capacity: 0,
+    };
+    let mut rest = input;
+    while !rest.is_empty() {
+        let n = chunk_len().clamp(1, rest.len());
+        buf.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        while let Some(frame) = codec.decode(&mut buf).expect("well-formed input") {
+            out.frames.push(frame);
+        }
+        out.max_len = out.max_len.max(buf.len());
+        out.max_capacity = out.max_capacity.max(buf.capacity());
+    }
+    while let Some(frame) = codec.decode_eof(&mut buf).expect("well-formed input") {
+        out.frames.push(frame);
+    }
+    out
+}

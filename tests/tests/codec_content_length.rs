@@ -63,48 +63,18 @@ fn decode_ok(codec: ContentLengthCodec, input: &[u8]) -> Vec<Frame> {
     }
 }
 
-/// Decodes `input` delivered in chunks of the given sizes, then ends the
-/// stream. Returns the frames and the largest capacity the buffer reached.
-fn decode_chunked(
-    mut codec: ContentLengthCodec,
+/// Decodes `input` delivered in chunks, then ends the stream: the frames and
+/// the buffer's high-water mark.
+fn decode_chunked<C>(
+    codec: C,
     input: &[u8],
-    mut chunk_len: impl FnMut() -> usize,
-) -> (Vec<Frame>, usize) {
-    let mut buf = BytesMut::new();
-    let mut frames = Vec::new();
-    let mut high_water = 0;
-    let mut rest = input;
-    while !rest.is_empty() {
-        let n = chunk_len().clamp(1, rest.len());
-        buf.extend_from_slice(&rest[..n]);
-        rest = &rest[n..];
-        while let Some(frame) = codec.decode(&mut buf).expect("well-formed input") {
-            frames.push(frame);
-        }
-        high_water = high_water.max(buf.capacity());
-    }
-    while let Some(frame) = codec.decode_eof(&mut buf).expect("well-formed input") {
-        frames.push(frame);
-    }
-    (frames, high_water)
-}
-
-/// A tiny xorshift PRNG: reproducible split points without a dependency.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+    chunk_len: impl FnMut() -> usize,
+) -> (Vec<Frame>, usize)
+where
+    C: tokio_util::codec::Decoder<Item = Frame, Error = jsonrpc_runtime::FramingError>,
+{
+    let out = tests::decode_chunked(codec, input, chunk_len);
+    (out.frames, out.max_capacity)
 }
 
 /// A mix of what the decoder meets, with a cap of 32: both line endings,
@@ -370,7 +340,7 @@ fn random_split_points_give_the_same_frames_as_one_shot() {
     let input = mixed_input();
     let expected = mixed_frames();
     for seed in [1, 2, 3, 0x9E37_79B9_7F4A_7C15, 0xDEAD_BEEF] {
-        let mut rng = XorShift(seed);
+        let mut rng = tests::XorShift(seed);
         for _ in 0..50 {
             let (frames, _) =
                 decode_chunked(ContentLengthCodec::with_max_frame_len(32), &input, || {
@@ -620,7 +590,7 @@ fn decode_chunked_fallible(
 /// Random, mostly well-formed traffic: header blocks with both line
 /// endings, lengths around the cap, refused charsets, blank lines, and now
 /// and then a stray or missing byte.
-fn random_traffic(rng: &mut XorShift) -> Vec<u8> {
+fn random_traffic(rng: &mut tests::XorShift) -> Vec<u8> {
     const EXTRA_HEADERS: &[&[u8]] = &[
         b"Content-Type: a; charset=latin1",
         b"content-type: a;charset=\"utf-8\"",
@@ -663,7 +633,7 @@ fn random_traffic(rng: &mut XorShift) -> Vec<u8> {
 fn random_traffic_split_anywhere_decodes_like_one_shot() {
     let mut outcomes = [0usize; 3];
     for seed in 1..=500u64 {
-        let mut rng = XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = tests::XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let input = random_traffic(&mut rng);
         let cap = rng.below(16);
         let (frames, err) = decode_one_shot(ContentLengthCodec::with_max_frame_len(cap), &input);

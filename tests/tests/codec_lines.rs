@@ -30,52 +30,18 @@ fn decode_one_shot(mut codec: LineCodec, input: &[u8]) -> Vec<Frame> {
     frames
 }
 
-/// Decodes `input` delivered in chunks of the given sizes, then ends the
-/// stream. Returns the frames and the most bytes the buffer ever held after
-/// a `decode` call.
-fn decode_chunked(
-    mut codec: LineCodec,
+/// Decodes `input` delivered in chunks, then ends the stream: the frames and
+/// the buffer's high-water mark.
+fn decode_chunked<C>(
+    codec: C,
     input: &[u8],
-    mut chunk_len: impl FnMut() -> usize,
-) -> (Vec<Frame>, usize) {
-    let mut buf = BytesMut::new();
-    let mut frames = Vec::new();
-    let mut high_water = 0;
-    let mut rest = input;
-    while !rest.is_empty() {
-        let n = chunk_len().clamp(1, rest.len());
-        buf.extend_from_slice(&rest[..n]);
-        rest = &rest[n..];
-        while let Some(frame) = codec.decode(&mut buf).expect("line decoding never fails") {
-            frames.push(frame);
-        }
-        high_water = high_water.max(buf.len());
-    }
-    while let Some(frame) = codec
-        .decode_eof(&mut buf)
-        .expect("line decoding never fails")
-    {
-        frames.push(frame);
-    }
-    (frames, high_water)
-}
-
-/// A tiny xorshift PRNG: reproducible split points without a dependency.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+    chunk_len: impl FnMut() -> usize,
+) -> (Vec<Frame>, usize)
+where
+    C: tokio_util::codec::Decoder<Item = Frame, Error = jsonrpc_runtime::FramingError>,
+{
+    let out = tests::decode_chunked(codec, input, chunk_len);
+    (out.frames, out.max_len)
 }
 
 /// A mix of everything the decoder meets: CRLF, empty lines, a `\r` inside
@@ -182,7 +148,7 @@ fn random_split_points_give_the_same_frames_as_one_shot() {
     let input = mixed_input();
     let expected = mixed_frames();
     for seed in [1, 2, 3, 0x9E37_79B9_7F4A_7C15, 0xDEAD_BEEF] {
-        let mut rng = XorShift(seed);
+        let mut rng = tests::XorShift(seed);
         for _ in 0..50 {
             let (frames, _) = decode_chunked(LineCodec::with_max_frame_len(16), &input, || {
                 1 + rng.below(24)
@@ -430,7 +396,7 @@ async fn framed_write_and_framed_read_round_trip_over_a_duplex() {
 fn arbitrary_bytes_split_anywhere_decode_like_one_shot() {
     const ALPHABET: &[u8] = b"ab{}\r\n\n\r ";
     for seed in 1..=200u64 {
-        let mut rng = XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = tests::XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let len = rng.below(200);
         let input: Vec<u8> = (0..len)
             .map(|_| ALPHABET[rng.below(ALPHABET.len())])
