@@ -141,7 +141,7 @@ pub struct XorShift(pub u64);
 
 impl XorShift {
     /// The next pseudo-random number.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -152,7 +152,7 @@ impl XorShift {
 
     /// A number in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
 }
 
