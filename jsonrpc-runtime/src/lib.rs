@@ -57,7 +57,7 @@ pub use self::message::{
 };
 pub use self::peer::{CallOptions, Peer, PeerBuilder, ProgressCall};
 pub use self::policy::{CancellationPolicy, Lifecycle, ProgressPolicy};
-pub use self::router::{Context, ErrorMapping, IntoReply, Reply, Router};
+pub use self::router::{Cancellation, Context, ErrorMapping, IntoReply, Reply, Router};
 #[cfg(unix)]
 pub use self::transport::UnixAcceptor;
 #[cfg(feature = "websocket")]

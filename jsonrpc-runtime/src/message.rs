@@ -848,15 +848,71 @@ fn write_response<T: serde::Serialize + ?Sized>(
     Ok(())
 }
 
+/// Runs `write` on a per-thread buffer that is reused from one message to
+/// the next, and returns what it wrote.
+///
+/// A small message comes back as an exact-size copy (one allocation, and
+/// turning it into `Bytes` costs none); a large one takes the buffer itself
+/// rather than being copied. Either way the buffer's growth is paid once per
+/// thread, not once per message.
+pub(crate) fn encode_with(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    /// Above this, a message keeps the buffer instead of being copied.
+    const KEEP: usize = 64 * 1024;
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(1024));
+    }
+    BUFFER.with(|cell| {
+        // A `Serialize` impl that itself sends a message finds the buffer in
+        // use; it gets a fresh one.
+        let Ok(mut buffer) = cell.try_borrow_mut() else {
+            let mut out = Vec::with_capacity(128);
+            write(&mut out)?;
+            return Ok(out);
+        };
+        buffer.clear();
+        let written = write(&mut buffer);
+        let out = if buffer.len() > KEEP {
+            std::mem::replace(&mut *buffer, Vec::with_capacity(1024))
+        } else {
+            buffer.to_vec()
+        };
+        if buffer.capacity() > KEEP {
+            *buffer = Vec::with_capacity(1024);
+        }
+        written.map(|()| out)
+    })
+}
+
+/// A request (`id` given) or a notification, as bytes.
+pub(crate) fn call_body<P: serde::Serialize + ?Sized>(
+    dialect: Dialect,
+    id: Option<&Id>,
+    method: &str,
+    params: Option<&P>,
+    extras: &Extras,
+) -> Result<Vec<u8>, serde_json::Error> {
+    encode_with(|out| write_call(out, dialect, id, method, params, extras))
+}
+
+/// A success response, as bytes.
+pub(crate) fn result_body<T: serde::Serialize + ?Sized>(
+    dialect: Dialect,
+    id: &Id,
+    result: &T,
+) -> Result<Vec<u8>, serde_json::Error> {
+    encode_with(|out| write_result(out, dialect, id, result, &Extras::new()))
+}
+
 /// An error response as bytes; never fails.
 pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96 + error.message.len());
-    if write_error(&mut out, dialect, id, error, &Extras::new()).is_err() {
+    encode_with(|out| write_error(out, dialect, id, error, &Extras::new())).unwrap_or_else(|_| {
         // Only the error's data can fail to serialize, and it is already raw
         // JSON; fall back to the bare code so the peer still gets an answer.
-        out.clear();
         let bare = ErrorObject::standard(ErrorCode::INTERNAL_ERROR);
+        let mut out = Vec::with_capacity(96);
         let _ = write_error(&mut out, dialect, id, &bare, &Extras::new());
-    }
-    out
+        out
+    })
 }

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{ErrorObject, RpcError};
 use crate::id::Id;
 use crate::message::{self, Dialect, Extras, Response};
-use crate::peer::Peer;
+use crate::peer::{Peer, RequestJob};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -159,9 +159,23 @@ impl Context {
 
     /// Fires when the request is cancelled or the connection closes without
     /// waiting for it. Race long work against
-    /// [`cancelled()`](CancellationToken::cancelled).
-    pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+    /// [`cancelled()`](Cancellation::cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// let router = Router::new().request("wait", |(): (), ctx: Context| async move {
+    ///     tokio::select! {
+    ///         _ = ctx.cancellation().cancelled() => Err(ErrorObject::new(-32050, "stopped")),
+    ///         _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => Ok("done"),
+    ///     }
+    /// });
+    /// # let _ = router;
+    /// ```
+    pub fn cancellation(&self) -> Cancellation<'_> {
+        Cancellation(&self.cancel)
     }
 
     /// A handle to the connection, to call or notify the other side.
@@ -228,6 +242,34 @@ impl Context {
     }
 }
 
+/// A handler's view of its cancellation: it can wait for it and check it,
+/// but not trigger it (see [`Context::cancellation`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Cancellation<'a>(&'a CancellationToken);
+
+impl Cancellation<'_> {
+    /// Completes when the request is cancelled or the connection closes
+    /// without waiting for it.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub async fn cancelled(&self) {
+        self.0.cancelled().await
+    }
+
+    /// Returns true once the request is cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    /// A new token that is cancelled with this one, to hand to work the
+    /// handler starts (cancelling the new token affects only it).
+    pub fn child_token(&self) -> CancellationToken {
+        self.0.child_token()
+    }
+}
+
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
@@ -256,6 +298,20 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
         ctx: Context,
         dialect: Dialect,
     ) -> Result<BoxFuture<Answer>, ErrorObject>;
+
+    /// Decodes the params and spawns the handler as `job`'s task, without
+    /// boxing its future; on a decoding error, gives the job back.
+    // The large `Err` is the job handed back by value on the rare error
+    // path, which keeps the common path free of allocations.
+    #[allow(clippy::result_large_err)]
+    #[allow(clippy::result_large_err)]
+    fn spawn(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        dialect: Dialect,
+        job: RequestJob,
+    ) -> Result<(), (ErrorObject, RequestJob)>;
 
     /// Decodes the params and runs the handler, yielding the raw result.
     fn invoke(
@@ -680,6 +736,24 @@ where
         }))
     }
 
+    #[allow(clippy::result_large_err)]
+    fn spawn(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        dialect: Dialect,
+        job: RequestJob,
+    ) -> Result<(), (ErrorObject, RequestJob)> {
+        let params = match decode_params::<P>(params) {
+            Ok(params) => params,
+            Err(error) => return Err((error, job)),
+        };
+        let id = job.id().clone();
+        let fut = (self.handler)(params, ctx);
+        job.spawn(async move { encode_reply(dialect, &id, fut.await.into_reply()) });
+        Ok(())
+    }
+
     fn invoke(
         &self,
         params: Option<&RawValue>,
@@ -722,6 +796,19 @@ where
         }))
     }
 
+    #[allow(clippy::result_large_err)]
+    fn spawn(
+        &self,
+        _params: Option<&RawValue>,
+        ctx: Context,
+        _dialect: Dialect,
+        job: RequestJob,
+    ) -> Result<(), (ErrorObject, RequestJob)> {
+        // The reader never sends a request to a notification route; refuse
+        // like it would, should that change.
+        Err((ErrorObject::method_not_found(ctx.method()), job))
+    }
+
     fn invoke(
         &self,
         params: Option<&RawValue>,
@@ -742,27 +829,21 @@ pub(crate) fn encode_reply<T: Serialize, E: RpcError>(
     id: &Id,
     reply: Reply<T, E>,
 ) -> Answer {
-    let extras = Extras::new();
     match reply {
-        Reply::Ok(value) => {
-            let mut body = Vec::with_capacity(128);
-            match message::write_result(&mut body, dialect, id, &value, &extras) {
-                Ok(()) => Answer {
-                    body,
-                    success: true,
-                },
-                Err(e) => Answer {
-                    body: message::error_response(
-                        dialect,
-                        id,
-                        &ErrorObject::internal_error(format!(
-                            "the result could not be encoded: {e}"
-                        )),
-                    ),
-                    success: false,
-                },
-            }
-        }
+        Reply::Ok(value) => match message::result_body(dialect, id, &value) {
+            Ok(body) => Answer {
+                body,
+                success: true,
+            },
+            Err(e) => Answer {
+                body: message::error_response(
+                    dialect,
+                    id,
+                    &ErrorObject::internal_error(format!("the result could not be encoded: {e}")),
+                ),
+                success: false,
+            },
+        },
         Reply::Err(e) => Answer {
             body: message::error_response(dialect, id, &e.into_error_object()),
             success: false,

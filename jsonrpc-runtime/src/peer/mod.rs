@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, Gate, IdStrategy};
 use crate::error::{CallError, CloseReason, RpcError, SendError};
 use crate::id::Id;
-use crate::message::{self, Dialect, Extras};
+use crate::message::{Dialect, Extras};
 use crate::policy::ProgressPolicy;
 use crate::router::Router;
 use crate::transport::Transport;
@@ -42,6 +42,7 @@ use self::pending::{Outcome, PendingTable, RegisterError, TypedSlot};
 pub use self::progress::ProgressCall;
 pub(crate) use self::progress::ProgressSink;
 use self::progress::ProgressSubscriptions;
+pub(crate) use self::reader::RequestJob;
 
 /// A handle to one JSON-RPC connection.
 ///
@@ -278,9 +279,7 @@ impl Shared {
             return Ok(());
         };
         let params = policy.params(id, reason);
-        let mut body = Vec::with_capacity(64);
-        message::write_call(
-            &mut body,
+        let body = crate::message::call_body(
             self.dialect,
             None,
             &policy.method,
@@ -555,9 +554,7 @@ impl Peer {
     {
         let shared = &*self.shared;
         let id = shared.next_id();
-        let mut body = Vec::with_capacity(128);
-        message::write_call(
-            &mut body,
+        let body = crate::message::call_body(
             shared.dialect,
             Some(&id),
             method,
@@ -719,9 +716,7 @@ impl Peer {
             }
             None => None,
         };
-        let mut body = Vec::with_capacity(128);
-        message::write_call(
-            &mut body,
+        let body = crate::message::call_body(
             shared.dialect,
             Some(&id),
             method,
@@ -776,16 +771,9 @@ impl Peer {
         params: impl Serialize,
         extras: &Extras,
     ) -> Result<(), SendError> {
-        let mut body = Vec::with_capacity(128);
-        message::write_call(
-            &mut body,
-            self.shared.dialect,
-            None,
-            method,
-            Some(&params),
-            extras,
-        )
-        .map_err(SendError::InvalidParams)?;
+        let body =
+            crate::message::call_body(self.shared.dialect, None, method, Some(&params), extras)
+                .map_err(SendError::InvalidParams)?;
         self.shared.send_frame(body)
     }
 
@@ -803,9 +791,7 @@ impl Peer {
         method: &str,
         params: impl Serialize,
     ) -> Result<(), SendError> {
-        let mut body = Vec::with_capacity(128);
-        message::write_call(
-            &mut body,
+        let body = crate::message::call_body(
             self.shared.dialect,
             Some(&id),
             method,

@@ -260,9 +260,7 @@ impl ProgressSink {
         let params = policy
             .params(token, value)
             .map_err(|e| SendError::InvalidParams(serde::ser::Error::custom(e.message)))?;
-        let mut body = Vec::with_capacity(96);
-        crate::message::write_call(
-            &mut body,
+        let body = crate::message::call_body(
             shared.dialect,
             None,
             &policy.method,

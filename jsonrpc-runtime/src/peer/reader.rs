@@ -258,7 +258,14 @@ impl Reader {
             id,
             method,
             extras: (!extras.is_empty()).then(|| Arc::new(extras.to_owned_extras())),
-            cancel: self.shared.abort_handlers.child_token(),
+            // A request needs its own token only when the other side can
+            // cancel it; otherwise the connection's token is shared (no
+            // allocation), and handlers only ever see it read-only.
+            cancel: if self.shared.config.cancellation.is_some() {
+                self.shared.abort_handlers.child_token()
+            } else {
+                self.shared.abort_handlers.clone()
+            },
             peer: self.shared.handle(),
             progress,
         }
@@ -284,14 +291,8 @@ impl Reader {
         }
         let routed = self.router.get(method);
         if routed.is_none() && shared.config.ping.as_deref() == Some(method) {
-            let mut body = Vec::with_capacity(48);
-            let _ = message::write_result(
-                &mut body,
-                shared.dialect,
-                &id,
-                &serde_json::json!({}),
-                &Default::default(),
-            );
+            let body = message::result_body(shared.dialect, &id, &serde_json::json!({}))
+                .unwrap_or_default();
             return target.send_body(shared, body);
         }
         if let Some(error) = self.lifecycle_refusal(method) {
@@ -338,32 +339,24 @@ impl Reader {
             &extras,
             progress.clone(),
         );
-        let cancel = ctx.cancel.clone();
-        let fut = match route.handler.start(params, ctx, shared.dialect) {
-            Ok(fut) => fut,
-            Err(error) => {
-                if let Some(gate) = &shared.gate {
-                    gate.answered(&route.name, false);
-                }
-                return target.send_now(shared, &id, &error);
-            }
-        };
-        if cancellable {
-            shared.cancellable().insert(id.clone(), cancel.clone());
-        }
-        shared.active.fetch_add(1, Ordering::AcqRel);
-        target.hold();
         let job = RequestJob {
             shared: shared.clone(),
             id,
-            method: route.name,
+            method: route.name.clone(),
             barrier: self.notification_seq,
-            cancel,
+            cancel: ctx.cancel.clone(),
             cancellable,
             progress,
             target: target.clone(),
         };
-        tokio::spawn(job.run(fut));
+        // The route decodes the params and spawns the handler's own future
+        // (no boxing); a decoding error comes back with the job unused.
+        if let Err((error, job)) = route.handler.spawn(params, ctx, shared.dialect, job) {
+            if let Some(gate) = &shared.gate {
+                gate.answered(&route.name, false);
+            }
+            target.send_now(shared, job.id(), &error);
+        }
     }
 
     async fn on_notification(
@@ -570,8 +563,8 @@ fn send(shared: &Shared, body: Vec<u8>) {
     }
 }
 
-/// One inbound request's task.
-struct RequestJob {
+/// One inbound request's task, until its route starts it.
+pub(crate) struct RequestJob {
     shared: Arc<Shared>,
     id: Id,
     method: Arc<str>,
@@ -584,7 +577,28 @@ struct RequestJob {
 }
 
 impl RequestJob {
-    async fn run(self, fut: BoxFuture<Answer>) {
+    /// Counts the request as running and spawns its task around `fut`.
+    pub(crate) fn spawn<F>(self, fut: F)
+    where
+        F: std::future::Future<Output = Answer> + Send + 'static,
+    {
+        let shared = &self.shared;
+        if self.cancellable {
+            shared
+                .cancellable()
+                .insert(self.id.clone(), self.cancel.clone());
+        }
+        shared.active.fetch_add(1, Ordering::AcqRel);
+        self.target.hold();
+        tokio::spawn(self.run(fut));
+    }
+
+    /// The request's id (for an answer when the route could not start it).
+    pub(crate) fn id(&self) -> &Id {
+        &self.id
+    }
+
+    async fn run<F: std::future::Future<Output = Answer>>(self, fut: F) {
         let shared = &self.shared;
         // Notifications that arrived before this request come first.
         if *shared.notifications_done.borrow() < self.barrier {
