@@ -1,0 +1,60 @@
+//! Process probes (Linux): resident set size and its peak, and CPU pinning.
+
+use std::fs;
+
+/// A `kB` field of `/proc/<pid>/status`, in bytes.
+fn status_field(pid: Option<u32>, field: &str) -> Option<u64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_owned(),
+    };
+    let status = fs::read_to_string(path).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line[field.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// Current resident set size of `pid` (`None`: this process).
+pub fn rss(pid: Option<u32>) -> Option<u64> {
+    status_field(pid, "VmRSS:")
+}
+
+/// Peak resident set size of `pid` since it started or since the last
+/// [`reset_peak`].
+pub fn peak_rss(pid: Option<u32>) -> Option<u64> {
+    status_field(pid, "VmHWM:")
+}
+
+/// Resets the peak resident set size of `pid` to its current size
+/// (`/proc/<pid>/clear_refs`, Linux 4.0+). Returns false if the kernel
+/// refused.
+pub fn reset_peak(pid: Option<u32>) -> bool {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/clear_refs"),
+        None => "/proc/self/clear_refs".to_owned(),
+    };
+    fs::write(path, "5").is_ok()
+}
+
+/// Pins the calling thread, and so every thread and process it starts
+/// afterwards, to one CPU.
+///
+/// The benchmarks that talk to a child process use it: on this kind of
+/// virtual machine, waking a process on the other vCPU costs 60-130 µs and
+/// varies with the host's load, which would swamp what is measured. On one
+/// CPU a round trip costs two context switches, for the floor and for us
+/// alike. Returns false if the kernel refused.
+pub fn pin_to_cpu(cpu: usize) -> bool {
+    // SAFETY: `set` is a plain bitmask owned by this frame; the call only
+    // reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
