@@ -329,6 +329,15 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
             .scale(N, N / 64 * 64),
         );
         row(
+            &format!("pipelined/{}/16", kind.name()),
+            "as above, 16 in flight (`join_all` without a task per future)",
+            count(rt, N, async || {
+                for _ in 0..N / 16 {
+                    std::hint::black_box(ours.add_pipelined(16).await);
+                }
+            }),
+        );
+        row(
             &format!("notifications/{}", kind.name()),
             "client + server peers, per notification (1,024 + one call)",
             count(rt, 10 * 1024, async || {
