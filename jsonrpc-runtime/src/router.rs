@@ -247,25 +247,26 @@ impl Context {
 #[derive(Debug, Clone, Copy)]
 pub struct Cancellation<'a>(&'a CancellationToken);
 
-impl Cancellation<'_> {
+impl<'a> Cancellation<'a> {
     /// Completes when the request is cancelled or the connection closes
-    /// without waiting for it.
+    /// without waiting for it. The future borrows the [`Context`], not this
+    /// view, so `ctx.cancellation().cancelled()` can be awaited in place.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
-    pub async fn cancelled(&self) {
-        self.0.cancelled().await
+    pub fn cancelled(self) -> tokio_util::sync::WaitForCancellationFuture<'a> {
+        self.0.cancelled()
     }
 
     /// Returns true once the request is cancelled.
-    pub fn is_cancelled(&self) -> bool {
+    pub fn is_cancelled(self) -> bool {
         self.0.is_cancelled()
     }
 
     /// A new token that is cancelled with this one, to hand to work the
     /// handler starts (cancelling the new token affects only it).
-    pub fn child_token(&self) -> CancellationToken {
+    pub fn child_token(self) -> CancellationToken {
         self.0.child_token()
     }
 }

@@ -202,3 +202,24 @@ where
     }
     out
 }
+
+/// One request (with `id`) or notification (without), encoded as a frame
+/// body, for tests that drive a transport without a peer.
+pub fn message_frame(id: Option<i64>, method: &str, params: Value) -> bytes::Bytes {
+    use jsonrpc_runtime::{Dialect, Id, Message, Notification, Request};
+    let params = Some(serde_json::value::to_raw_value(&params).expect("params encode"));
+    let message = match id {
+        Some(id) => Message::Request(Request {
+            id: Id::from(id),
+            method: method.into(),
+            params,
+            extras: Default::default(),
+        }),
+        None => Message::Notification(Notification {
+            method: method.into(),
+            params,
+            extras: Default::default(),
+        }),
+    };
+    bytes::Bytes::from(message.to_json(Dialect::Strict))
+}

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildHandle, ChildProcess, Config, Context, Dialect, ErrorCode,
-    ErrorObject, Frame, Id, Message, Notification, ProcessExit, Request, Router, TransportError,
+    CallError, CallOptions, ChildHandle, ChildProcess, Config, Context, ErrorCode, ErrorObject,
+    Frame, Id, ProcessExit, Router, TransportError,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
@@ -345,24 +345,7 @@ async fn slow_creates_a_token_when_the_client_offers_work_done_progress() {
     assert_work_done_sequence(&values, "done");
 }
 
-/// Encodes one request or notification.
-fn frame(id: Option<i64>, method: &str, params: Value) -> Bytes {
-    let params = Some(serde_json::value::to_raw_value(&params).unwrap());
-    let message = match id {
-        Some(id) => Message::Request(Request {
-            id: Id::from(id),
-            method: method.into(),
-            params,
-            extras: Default::default(),
-        }),
-        None => Message::Notification(Notification {
-            method: method.into(),
-            params,
-            extras: Default::default(),
-        }),
-    };
-    Bytes::from(message.to_json(Dialect::Strict))
-}
+use tests::message_frame as frame;
 
 /// The next frame as JSON, or the process exit once stdout ends.
 async fn next(child: &mut ChildProcess) -> Result<Value, ProcessExit> {

@@ -7,11 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildHandle, ChildProcess, Config, Dialect, ErrorObject, Frame, Id,
-    Message, Notification, Parsed, Peer, ProcessExit, Request, TransportError,
+    CallError, CallOptions, ChildHandle, ChildProcess, Config, ErrorObject, Frame, Id, Message,
+    Parsed, Peer, ProcessExit, TransportError,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
@@ -347,23 +346,7 @@ async fn cancellation_races_end_each_call_once_and_leave_the_session_usable() {
     assert!(exit.status.success(), "{exit}");
 }
 
-fn frame(id: Option<i64>, method: &str, params: Value) -> Bytes {
-    let params = Some(serde_json::value::to_raw_value(&params).unwrap());
-    let message = match id {
-        Some(id) => Message::Request(Request {
-            id: Id::from(id),
-            method: method.into(),
-            params,
-            extras: Default::default(),
-        }),
-        None => Message::Notification(Notification {
-            method: method.into(),
-            params,
-            extras: Default::default(),
-        }),
-    };
-    Bytes::from(message.to_json(Dialect::Strict))
-}
+use tests::message_frame as frame;
 
 /// The next frame as JSON (it must be a JSON-RPC message), or the process
 /// exit once stdout ends.

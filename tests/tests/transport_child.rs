@@ -10,8 +10,8 @@ use futures_util::future::join_all;
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::{
     CallError, ChildProcess, CloseReason, Config, Context, Dialect, ErrorObject, Frame,
-    FrameRefusal, Framing, Id, Message, Notification, ParseOptions, Parsed, Peer, ProcessExit,
-    Request, Response, Router, TransportError, DEFAULT_MAX_FRAME_LEN,
+    FrameRefusal, Framing, Id, Message, ParseOptions, Parsed, Peer, ProcessExit, Response, Router,
+    TransportError, DEFAULT_MAX_FRAME_LEN,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
@@ -52,23 +52,7 @@ async fn assert_reaped(pid: u32) {
     }
 }
 
-fn message(id: Option<i64>, method: &str, params: Value) -> Bytes {
-    let params = Some(serde_json::value::to_raw_value(&params).unwrap());
-    let message = match id {
-        Some(id) => Message::Request(Request {
-            id: Id::from(id),
-            method: method.into(),
-            params,
-            extras: Default::default(),
-        }),
-        None => Message::Notification(Notification {
-            method: method.into(),
-            params,
-            extras: Default::default(),
-        }),
-    };
-    Bytes::from(message.to_json(Dialect::Strict))
-}
+use tests::message_frame as message;
 
 async fn next_message(child: &mut ChildProcess) -> Message {
     let frame = tokio::time::timeout(ANSWER_TIMEOUT, child.next())
