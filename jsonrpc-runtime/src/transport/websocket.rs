@@ -133,11 +133,7 @@ impl Transport {
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
         }
-        let (ws, _response) =
-            tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
-                .await
-                .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
-        Ok(websocket_transport(ws))
+        client_handshake(request, stream, config).await
     }
 
     /// Runs the client side of a WebSocket handshake for `url` over an
@@ -184,11 +180,7 @@ impl Transport {
         let request = url
             .into_client_request()
             .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
-        let (ws, _response) =
-            tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
-                .await
-                .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
-        Ok(websocket_transport(ws))
+        client_handshake(request, stream, config).await
     }
 
     /// Runs the server side of a WebSocket handshake over `stream` (an
@@ -325,6 +317,22 @@ impl Acceptor for WebSocketAcceptor {
             }
         }
     }
+}
+
+/// The client side of the handshake, shared by both client constructors.
+async fn client_handshake<S>(
+    request: tokio_tungstenite::tungstenite::handshake::client::Request,
+    stream: S,
+    config: &Config,
+) -> Result<Transport, TransportError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (ws, _response) =
+        tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
+            .await
+            .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
+    Ok(websocket_transport(ws))
 }
 
 fn ws_config(config: &Config) -> WebSocketConfig {
