@@ -223,3 +223,41 @@ pub fn message_frame(id: Option<i64>, method: &str, params: Value) -> bytes::Byt
     };
     bytes::Bytes::from(message.to_json(Dialect::Strict))
 }
+
+/// Races cancellation against 40 concurrent calls to `method`: call `i`
+/// gets `params(i)` and is cancelled after `delay_ms(i)` (before the server
+/// reads it, while it runs, around when it answers). Returns each call's
+/// outcome, in order; panics if one does not end within [`ANSWER_TIMEOUT`].
+pub async fn cancellation_race(
+    peer: &Peer,
+    method: &'static str,
+    params: impl Fn(u64) -> Value,
+    delay_ms: impl Fn(u64) -> u64,
+) -> Vec<Result<Value, jsonrpc_runtime::CallError<jsonrpc_runtime::ErrorObject>>> {
+    let mut tasks = Vec::new();
+    for i in 0..40u64 {
+        let peer = peer.clone();
+        let (params, delay) = (params(i), Duration::from_millis(delay_ms(i)));
+        tasks.push(tokio::spawn(async move {
+            let call = peer
+                .call_with_progress::<Value, jsonrpc_runtime::ErrorObject, Value>(
+                    method,
+                    params,
+                    jsonrpc_runtime::CallOptions::default(),
+                )
+                .expect("the call starts");
+            tokio::time::sleep(delay).await;
+            let _ = call.cancel(None);
+            call.result().await
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        let outcome = tokio::time::timeout(ANSWER_TIMEOUT, task)
+            .await
+            .expect("every call ends in time")
+            .expect("the call task does not panic");
+        outcomes.push(outcome);
+    }
+    outcomes
+}

@@ -7,7 +7,7 @@
 #![cfg(unix)]
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -465,32 +465,16 @@ async fn cancelling_slow_answers_request_cancelled_and_frees_the_handler_at_once
 #[tokio::test]
 async fn cancellation_races_end_each_call_once_with_its_result_or_request_cancelled() {
     let client = Client::initialized(json!({})).await;
-    let mut tasks = Vec::new();
-    for i in 0..40u64 {
-        let peer = client.peer.clone();
-        tasks.push(tokio::spawn(async move {
-            let params = json!({"ms": i % 3 * 10});
-            let call = peer
-                .call_with_progress::<Value, ErrorObject, Value>(
-                    "example/slow",
-                    params,
-                    CallOptions::default(),
-                )
-                .unwrap();
-            // Cancel at different moments: before the request is read,
-            // while it sleeps, and around the time it answers.
-            tokio::time::sleep(Duration::from_millis(i % 10 * 3)).await;
-            let _ = call.cancel(None);
-            call.result().await
-        }));
-    }
+    let outcomes = tests::cancellation_race(
+        &client.peer,
+        "example/slow",
+        |i| json!({"ms": i % 3 * 10}),
+        |i| i % 10 * 3,
+    )
+    .await;
     let (mut answered, mut cancelled) = (0, 0);
-    for task in tasks {
-        match tokio::time::timeout(ANSWER_TIMEOUT, task)
-            .await
-            .expect("every call ends in time")
-            .unwrap()
-        {
+    for outcome in outcomes {
+        match outcome {
             Ok(result) => {
                 assert!(result["sleptMs"].is_u64(), "{result}");
                 answered += 1;

@@ -302,32 +302,16 @@ async fn cancelled_sleep_gets_no_answer_and_its_handler_stops_at_once() {
 #[tokio::test]
 async fn cancellation_races_end_each_call_once_and_leave_the_session_usable() {
     let (server, _) = Server::initialized(VERSIONS[0]).await;
-    let mut tasks = Vec::new();
-    for i in 0..40u64 {
-        let peer = server.peer.clone();
-        tasks.push(tokio::spawn(async move {
-            let params = json!({"name": "sleep", "arguments": {"ms": i % 3 * 5}});
-            let call = peer
-                .call_with_progress::<Value, ErrorObject, Value>(
-                    "tools/call",
-                    params,
-                    CallOptions::default(),
-                )
-                .unwrap();
-            // Cancel at different moments: before the request is read,
-            // while it sleeps, and around the time it answers.
-            tokio::time::sleep(Duration::from_millis(i % 10 * 4)).await;
-            let _ = call.cancel(None);
-            call.result().await
-        }));
-    }
+    let outcomes = tests::cancellation_race(
+        &server.peer,
+        "tools/call",
+        |i| json!({"name": "sleep", "arguments": {"ms": i % 3 * 5}}),
+        |i| i % 10 * 4,
+    )
+    .await;
     let (mut answered, mut cancelled) = (0, 0);
-    for task in tasks {
-        match tokio::time::timeout(ANSWER_TIMEOUT, task)
-            .await
-            .expect("every call ends in time")
-            .unwrap()
-        {
+    for outcome in outcomes {
+        match outcome {
             Ok(result) => {
                 assert!(text(&result).starts_with("slept "), "{result}");
                 answered += 1;
