@@ -654,13 +654,7 @@ impl Peer {
         E: RpcError + Send + 'static,
         P: DeserializeOwned,
     {
-        let path = self
-            .shared
-            .config
-            .progress
-            .as_ref()
-            .map(|p| p.token_path.clone());
-        self.start_progress_call(method, params, options, path.as_deref())
+        self.start_progress_call(method, params, options, |p| Some(&p.token_path))
     }
 
     /// Calls `method` asking for partial results (LSP's
@@ -683,13 +677,7 @@ impl Peer {
         E: RpcError + Send + 'static,
         P: DeserializeOwned,
     {
-        let path = self
-            .shared
-            .config
-            .progress
-            .as_ref()
-            .and_then(|p| p.partial_path.clone());
-        self.start_progress_call(method, params, options, path.as_deref())
+        self.start_progress_call(method, params, options, |p| p.partial_path.as_deref())
     }
 
     fn start_progress_call<R, E, P>(
@@ -697,7 +685,7 @@ impl Peer {
         method: &str,
         params: impl Serialize,
         options: CallOptions,
-        token_path: Option<&[std::borrow::Cow<'static, str>]>,
+        token_path: fn(&ProgressPolicy) -> Option<&[std::borrow::Cow<'static, str>]>,
     ) -> Result<ProgressCall<R, E, P>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
@@ -707,6 +695,7 @@ impl Peer {
         let shared = &self.shared;
         let id = shared.next_id();
         let mut params = serde_json::to_value(&params).map_err(CallError::InvalidParams)?;
+        let token_path = shared.config.progress.as_ref().and_then(token_path);
         let token = match token_path {
             Some(path) => {
                 let token = shared.next_progress_token();
