@@ -8,42 +8,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
-use jsonrpc_benches::service::{hand_router, macro_router, State};
+use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, State};
 use jsonrpc_benches::{
     check_add_response, floor, jsonrpsee_side, loopback, runtime, ADD_REQUEST, ADD_RESPONSE, NOTE,
     UNKNOWN_REQUEST,
 };
-use jsonrpc_runtime::{
-    Context, Dialect, Extras, Id, Message, ParseOptions, Parsed, Peer, Response, Router,
-};
+use jsonrpc_runtime::{Context, Id, Peer};
 use tokio::runtime::Runtime;
-
-/// Our route through public pieces only: classify the frame
-/// (`Message::parse_bytes`, owned), run the route (`Router::invoke`), write
-/// the answer (`Message::to_json`). What a "dispatch one frame" API would
-/// do, minus its borrowing.
-async fn invoke_once(router: &Router, ctx: &Context, line: &[u8]) -> Vec<u8> {
-    match Message::parse_bytes(line, &ParseOptions::default()) {
-        Parsed::Single(Message::Request(request)) => {
-            let outcome = router
-                .invoke(&request.method, request.params.as_deref(), ctx.clone())
-                .await;
-            Message::Response(Response {
-                id: request.id,
-                outcome,
-                extras: Extras::new(),
-            })
-            .to_json(Dialect::Strict)
-        }
-        Parsed::Single(Message::Notification(note)) => {
-            let _ = router
-                .invoke(&note.method, note.params.as_deref(), ctx.clone())
-                .await;
-            Vec::new()
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
 
 /// Times `iters` runs of an async body inside one `block_on` (the body may
 /// `.await`).

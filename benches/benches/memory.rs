@@ -18,15 +18,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use jsonrpc_benches::alloc::{self, Counting};
-use jsonrpc_benches::service::{hand_router, macro_router, State};
+use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, State};
 use jsonrpc_benches::setup::{self, Kind};
 use jsonrpc_benches::{
     floor, jsonrpsee_side, large, loopback, runtime, sys, AddParams, ADD_REQUEST, NOTE,
 };
-use jsonrpc_runtime::{
-    ChildProcess, Context, Dialect, Extras, Id, Message, ParseOptions, Parsed, Peer, Response,
-    Router,
-};
+use jsonrpc_runtime::{ChildProcess, Context, Id, Peer};
 use jsonrpsee::core::client::ClientT as _;
 use serde::{Deserialize, Serialize};
 use tokio::process::Command;
@@ -156,29 +153,6 @@ fn count(rt: &Runtime, ops: u64, mut body: impl AsyncFnMut()) -> (f64, f64) {
         let after = alloc::snapshot();
         after.per_op_since(&before, ops)
     })
-}
-
-async fn invoke_once(router: &Router, ctx: &Context, line: &[u8]) -> Vec<u8> {
-    match Message::parse_bytes(line, &ParseOptions::default()) {
-        Parsed::Single(Message::Request(request)) => {
-            let outcome = router
-                .invoke(&request.method, request.params.as_deref(), ctx.clone())
-                .await;
-            Message::Response(Response {
-                id: request.id,
-                outcome,
-                extras: Extras::new(),
-            })
-            .to_json(Dialect::Strict)
-        }
-        Parsed::Single(Message::Notification(note)) => {
-            let _ = router
-                .invoke(&note.method, note.params.as_deref(), ctx.clone())
-                .await;
-            Vec::new()
-        }
-        other => panic!("unexpected {other:?}"),
-    }
 }
 
 fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {

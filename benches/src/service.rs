@@ -122,3 +122,34 @@ impl Bench for MacroService {
 pub fn macro_router(state: Arc<State>) -> Router {
     MacroService(state).into_router()
 }
+
+/// Our route through public pieces only: classify the frame
+/// (`jsonrpc_runtime::Message::parse_bytes`, owned), run the route (`Router::invoke`), write
+/// the answer (`jsonrpc_runtime::Message::to_json`). What a "dispatch one frame" API would
+/// do, minus its borrowing.
+pub async fn invoke_once(
+    router: &jsonrpc_runtime::Router,
+    ctx: &jsonrpc_runtime::Context,
+    line: &[u8],
+) -> Vec<u8> {
+    match jsonrpc_runtime::Message::parse_bytes(line, &jsonrpc_runtime::ParseOptions::default()) {
+        jsonrpc_runtime::Parsed::Single(jsonrpc_runtime::Message::Request(request)) => {
+            let outcome = router
+                .invoke(&request.method, request.params.as_deref(), ctx.clone())
+                .await;
+            jsonrpc_runtime::Message::Response(jsonrpc_runtime::Response {
+                id: request.id,
+                outcome,
+                extras: jsonrpc_runtime::Extras::new(),
+            })
+            .to_json(jsonrpc_runtime::Dialect::Strict)
+        }
+        jsonrpc_runtime::Parsed::Single(jsonrpc_runtime::Message::Notification(note)) => {
+            let _ = router
+                .invoke(&note.method, note.params.as_deref(), ctx.clone())
+                .await;
+            Vec::new()
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
