@@ -1,15 +1,15 @@
-//! Per-connection policies.
+//! A connection's settings: [`Config`], with its presets for LSP and MCP,
+//! the unknown-method policy and the id strategy.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::{Framing, DEFAULT_MAX_FRAME_LEN};
 use crate::error::ErrorObject;
 use crate::id::Id;
-use crate::message::{Batches, Dialect, NullId, NullParams, ParseOptions};
-use crate::policy::{CancellationPolicy, Lifecycle, ProgressPolicy};
+use crate::message::{Batches, Dialect, Extras, NullId, NullParams, ParseOptions};
+use crate::policy::{CancellationPolicy, Gate, Lifecycle, ProgressPolicy};
 
 type MethodFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 type GateFactory = Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>;
@@ -24,7 +24,8 @@ type GateFactory = Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{Config, ErrorObject, UnknownMethod};
+/// use jsonrpc_runtime::config::UnknownMethod;
+/// use jsonrpc_runtime::{Config, ErrorObject};
 ///
 /// let config = Config::default()
 ///     .max_in_flight(64)
@@ -49,7 +50,12 @@ pub struct Config {
     pub(crate) progress_resets_timeout: bool,
     pub(crate) lifecycle: Option<Lifecycle>,
     pub(crate) ping: Option<std::borrow::Cow<'static, str>>,
+    pub(crate) outbound_budget: usize,
+    pub(crate) extras: Extras,
 }
+
+/// The default [`Config::outbound_budget`]: 1 MiB.
+pub const DEFAULT_OUTBOUND_BUDGET: usize = 1024 * 1024;
 
 impl Default for Config {
     fn default() -> Self {
@@ -62,12 +68,14 @@ impl Default for Config {
             max_in_flight: None,
             max_queued: 65_536,
             request_timeout: None,
-            id_strategy: IdStrategy::Sequential,
+            id_strategy: IdStrategy::sequential(),
             cancellation: None,
             progress: None,
             progress_resets_timeout: false,
             lifecycle: None,
             ping: None,
+            outbound_budget: DEFAULT_OUTBOUND_BUDGET,
+            extras: Extras::new(),
         }
     }
 }
@@ -89,6 +97,8 @@ impl fmt::Debug for Config {
             .field("progress_resets_timeout", &self.progress_resets_timeout)
             .field("lifecycle", &self.lifecycle)
             .field("ping", &self.ping)
+            .field("outbound_budget", &self.outbound_budget)
+            .field("extras", &self.extras)
             .finish()
     }
 }
@@ -106,7 +116,7 @@ impl Config {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{Config, Framing};
+    /// use jsonrpc_runtime::Config;
     ///
     /// let config = Config::lsp();
     /// # let _ = config;
@@ -258,16 +268,21 @@ impl Config {
 
     /// Refuses every request with `rejection` until a request for `method`
     /// has been answered successfully once; notifications before then are
-    /// dropped. See [`Handshake`] to let some methods through.
+    /// dropped. Short for a [`Lifecycle::new`] with nothing else; build the
+    /// [`Lifecycle`] to let some methods through before the handshake.
     pub fn require_handshake(self, method: &str, rejection: ErrorObject) -> Self {
-        let gate = Handshake::new(method, rejection);
-        self.gate(move || gate.clone())
+        self.lifecycle(Lifecycle::new(method.to_owned(), rejection))
     }
 
     /// At most `n` inbound requests run at once; more wait their turn.
     ///
-    /// Responses and notifications are read regardless, so a handler that
-    /// calls the other side while the cap is reached cannot deadlock.
+    /// Responses and notifications are read regardless. A handler that is
+    /// waiting for the answer to a call it made on this connection (through
+    /// [`Context::peer`](crate::Context::peer)) does not count while it
+    /// waits, so when the other side must first make requests of its own to
+    /// answer it (a callback calling back), those are served: call-backs
+    /// nested to any depth cannot deadlock on the cap. Work a handler hands
+    /// to another task does not get this exemption.
     ///
     /// # Panics
     ///
@@ -329,6 +344,46 @@ impl Config {
         self
     }
 
+    /// How many bytes of outbound frames may wait for the transport (default
+    /// [`DEFAULT_OUTBOUND_BUDGET`], 1 MiB).
+    ///
+    /// When the other side reads slower than this side writes, frames queue
+    /// up to this budget; past it, this side stops reading new messages,
+    /// request handlers wait to queue their answers, and
+    /// [`Peer::call`](crate::Peer::call) and
+    /// [`Peer::notify`](crate::Peer::notify) wait for room, so the other
+    /// side's writes stall in the transport instead of growing this side's
+    /// memory. Progress reports are not waited for: one that finds the
+    /// budget spent fails with [`SendError::Full`](crate::SendError::Full).
+    /// One frame larger than the budget is still written whole.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `bytes` is zero.
+    #[track_caller]
+    pub fn outbound_budget(mut self, bytes: usize) -> Self {
+        assert!(bytes > 0, "the outbound budget must be at least 1 byte");
+        self.outbound_budget = bytes;
+        self
+    }
+
+    /// Top-level members added to every request and notification this side
+    /// sends (a session id, a client name), unless a call gives its own with
+    /// [`CallOptions::extras`](crate::CallOptions::extras).
+    ///
+    /// # Panics
+    ///
+    /// Panics if a member is one the envelope owns: `jsonrpc`, `id`,
+    /// `method`, `params`, `result` or `error`.
+    #[track_caller]
+    pub fn extras(mut self, extras: Extras) -> Self {
+        if let Some(reserved) = extras.keys().find(|k| crate::message::is_reserved_member(k)) {
+            panic!("the extra member `{reserved}` is part of the JSON-RPC envelope; choose another name");
+        }
+        self.extras = extras;
+        self
+    }
+
     /// The classification rules in force.
     pub fn parse_options(&self) -> ParseOptions {
         self.parse
@@ -343,7 +398,7 @@ impl Config {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::UnknownMethod;
+/// use jsonrpc_runtime::config::UnknownMethod;
 ///
 /// // LSP: notifications such as `$/setTrace` may be ignored silently.
 /// let policy = UnknownMethod::strict().ignoring(|name| name.starts_with("$/"));
@@ -396,184 +451,59 @@ impl fmt::Debug for UnknownMethod {
 }
 
 /// How outbound request ids are made.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use jsonrpc_runtime::config::IdStrategy;
+/// use jsonrpc_runtime::{Config, Id};
+///
+/// let next = AtomicU64::new(0);
+/// let strategy = IdStrategy::custom(move || {
+///     Id::from(format!("req-{}", next.fetch_add(1, Ordering::Relaxed)))
+/// });
+/// let config = Config::default().id_strategy(strategy);
+/// # let _ = config;
+/// ```
 #[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum IdStrategy {
-    /// 1, 2, 3, … as integers (u64). The default.
+pub struct IdStrategy(pub(crate) IdKind);
+
+#[derive(Clone, Default)]
+pub(crate) enum IdKind {
     #[default]
     Sequential,
-    /// 1, 2, 3, … up to `i32::MAX`, then 1 again, for peers that store ids
-    /// in 32 bits.
     SequentialI32,
-    /// Ids from a generator, for peers that want strings or their own scheme.
-    /// An id still waiting for its answer is never reused: the call fails with
-    /// [`CallError::DuplicateId`](crate::CallError::DuplicateId) instead.
     Custom(Arc<dyn Fn() -> Id + Send + Sync>),
 }
 
 impl IdStrategy {
-    /// A strategy that calls `generate` for each id.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use jsonrpc_runtime::{Config, Id, IdStrategy};
-    ///
-    /// let next = AtomicU64::new(0);
-    /// let strategy = IdStrategy::custom(move || {
-    ///     Id::from(format!("req-{}", next.fetch_add(1, Ordering::Relaxed)))
-    /// });
-    /// let config = Config::default().id_strategy(strategy);
-    /// # let _ = config;
-    /// ```
+    /// 1, 2, 3, … as integers (u64). The default.
+    pub fn sequential() -> Self {
+        IdStrategy(IdKind::Sequential)
+    }
+
+    /// 1, 2, 3, … up to `i32::MAX`, then 1 again, for peers that store ids
+    /// in 32 bits.
+    pub fn sequential_i32() -> Self {
+        IdStrategy(IdKind::SequentialI32)
+    }
+
+    /// Ids from `generate`, for peers that want strings or their own scheme.
+    /// An id still waiting for its answer is never reused: the call fails
+    /// with [`CallError::DuplicateId`](crate::CallError::DuplicateId)
+    /// instead.
     pub fn custom(generate: impl Fn() -> Id + Send + Sync + 'static) -> Self {
-        IdStrategy::Custom(Arc::new(generate))
+        IdStrategy(IdKind::Custom(Arc::new(generate)))
     }
 }
 
 impl fmt::Debug for IdStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IdStrategy::Sequential => f.write_str("Sequential"),
-            IdStrategy::SequentialI32 => f.write_str("SequentialI32"),
-            IdStrategy::Custom(_) => f.write_str("Custom(..)"),
-        }
-    }
-}
-
-/// An inbound message as a [`Gate`] sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct GateInput<'a> {
-    /// The method name.
-    pub method: &'a str,
-    /// The request id; `None` for a notification.
-    pub id: Option<&'a Id>,
-}
-
-/// A gate's verdict on one inbound message.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum Decision {
-    /// Route it.
-    Allow,
-    /// Answer a request with this error without routing it (a notification
-    /// is dropped).
-    Reject(ErrorObject),
-    /// Drop it without an answer.
-    Drop,
-}
-
-/// A check that runs on every inbound request and notification before it is
-/// routed: authentication, rate limits, protocol handshakes.
-///
-/// A gate is built per connection (see [`Config::gate`]), so it may keep
-/// per-connection state.
-///
-/// # Examples
-///
-/// ```
-/// use jsonrpc_runtime::{Config, Decision, ErrorObject, Gate, GateInput};
-///
-/// struct ReadOnly;
-///
-/// impl Gate for ReadOnly {
-///     fn check(&self, input: GateInput<'_>) -> Decision {
-///         if input.method.starts_with("write/") {
-///             Decision::Reject(ErrorObject::new(-32050, "read-only connection"))
-///         } else {
-///             Decision::Allow
-///         }
-///     }
-/// }
-///
-/// let config = Config::default().gate(|| ReadOnly);
-/// # let _ = config;
-/// ```
-pub trait Gate: Send + Sync + 'static {
-    /// Decides what happens to one inbound message.
-    fn check(&self, input: GateInput<'_>) -> Decision;
-
-    /// Told when a request this gate allowed has been answered, and whether
-    /// the answer was a success.
-    fn answered(&self, method: &str, success: bool) {
-        let _ = (method, success);
-    }
-}
-
-/// The gate behind [`Config::require_handshake`]: every request is refused
-/// until one request for the handshake method has been answered
-/// successfully; notifications before then are dropped, except the ones
-/// named with [`Handshake::allow`].
-///
-/// # Examples
-///
-/// ```
-/// use jsonrpc_runtime::{Config, ErrorObject, Handshake};
-///
-/// let handshake = Handshake::new("initialize", ErrorObject::new(-32002, "Server not initialized"))
-///     .allow("exit");
-/// let config = Config::default().gate(move || handshake.clone());
-/// # let _ = config;
-/// ```
-#[derive(Debug)]
-pub struct Handshake {
-    method: Arc<str>,
-    rejection: ErrorObject,
-    allowed: Arc<[Arc<str>]>,
-    done: AtomicBool,
-}
-
-impl Handshake {
-    /// A gate that waits for `method` and refuses requests with `rejection`
-    /// until then.
-    pub fn new(method: &str, rejection: ErrorObject) -> Self {
-        Handshake {
-            method: method.into(),
-            rejection,
-            allowed: Arc::new([]),
-            done: AtomicBool::new(false),
-        }
-    }
-
-    /// Lets `method` through before the handshake too.
-    pub fn allow(mut self, method: &str) -> Self {
-        let mut allowed = self.allowed.to_vec();
-        allowed.push(method.into());
-        self.allowed = allowed.into();
-        self
-    }
-}
-
-impl Clone for Handshake {
-    /// A copy for a new connection: the handshake starts over.
-    fn clone(&self) -> Self {
-        Handshake {
-            method: self.method.clone(),
-            rejection: self.rejection.clone(),
-            allowed: self.allowed.clone(),
-            done: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Gate for Handshake {
-    fn check(&self, input: GateInput<'_>) -> Decision {
-        if self.done.load(Ordering::Acquire)
-            || *input.method == *self.method
-            || self.allowed.iter().any(|m| **m == *input.method)
-        {
-            return Decision::Allow;
-        }
-        match input.id {
-            Some(_) => Decision::Reject(self.rejection.clone()),
-            None => Decision::Drop,
-        }
-    }
-
-    fn answered(&self, method: &str, success: bool) {
-        if success && *method == *self.method {
-            self.done.store(true, Ordering::Release);
+        match &self.0 {
+            IdKind::Sequential => f.write_str("Sequential"),
+            IdKind::SequentialI32 => f.write_str("SequentialI32"),
+            IdKind::Custom(_) => f.write_str("Custom(..)"),
         }
     }
 }

@@ -5,6 +5,20 @@
 //! and call the other side with typed params and results. Every peer is both
 //! ends at once: a server can call its client on the same connection.
 //!
+//! The root holds the everyday names; the modules hold the rest:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`message`] | the wire model: messages, classification options, extras |
+//! | [`codec`] | framers: newline-delimited and `Content-Length` |
+//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket; acceptors |
+//! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
+//! | [`policy`] | cancellation, progress, lifecycles, gates |
+//! | [`context`] | what a handler sees |
+//! | [`router`] | routes, replies, error mappings |
+//! | [`server`] | listeners serving many connections |
+//! | [`error`] | every error type, gathered |
+//!
 //! # Examples
 //!
 //! ```
@@ -21,51 +35,42 @@
 //!
 //! let (client_side, server_side) = Transport::pair(64);
 //! let _server = Peer::builder().router(router).spawn(server_side);
-//! let client = Peer::connect(client_side);
+//! let client = Peer::spawn(client_side);
 //!
 //! let sum: i64 = client.call("add", serde_json::json!({"a": 2, "b": 3})).await.unwrap();
 //! assert_eq!(sum, 5);
 //! # });
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-mod codec;
-mod config;
-mod error;
-mod id;
-mod message;
-mod peer;
-mod policy;
-mod router;
-mod transport;
 
-pub use self::codec::{
-    ContentLengthCodec, Frame, FrameRefusal, Framing, FramingCodec, FramingError, LineCodec,
-    DEFAULT_MAX_FRAME_LEN,
-};
-pub use self::config::{Config, Decision, Gate, GateInput, Handshake, IdStrategy, UnknownMethod};
-pub use self::error::{
-    CallError, CloseReason, ErrorCode, ErrorObject, ErrorStage, RpcError, SendError, TransportError,
-};
-pub use self::error::{ProcessExit, WebSocketError};
+// The layers, bottom up; a module imports only from those above it here.
+mod id;
+pub mod error;
+pub mod message;
+pub mod codec;
+pub mod transport;
+pub mod config;
+pub mod policy;
+mod peer;
+pub mod context;
+pub mod router;
+mod dispatch;
+pub mod server;
+
+pub use self::config::Config;
+pub use self::context::Context;
+pub use self::dispatch::PeerBuilder;
+pub use self::error::{ErrorCode, ErrorObject, RpcError};
 pub use self::id::Id;
-pub use self::message::{
-    Batches, Dialect, Extras, Message, Notification, NullId, NullParams, ParseOptions, Parsed,
-    Refusal, Request, Response,
-};
-pub use self::peer::{CallOptions, Peer, PeerBuilder, ProgressCall};
-pub use self::policy::{CancellationPolicy, Lifecycle, ProgressPolicy};
-pub use self::router::{Cancellation, Context, ErrorMapping, IntoReply, Reply, Router};
-#[cfg(unix)]
-pub use self::transport::UnixAcceptor;
-#[cfg(feature = "websocket")]
-pub use self::transport::WebSocketAcceptor;
-pub use self::transport::{
-    Acceptor, ChildHandle, ChildProcess, Listener, MakeRouter, PeerAddr, Server, TcpAcceptor,
-};
-pub use self::transport::{MemoryReceiver, MemorySender, Transport};
+pub use self::peer::{CallError, CallOptions, CloseReason, Peer, ProgressCall, SendError};
+pub use self::router::{Reply, Router};
+pub use self::server::Server;
+pub use self::transport::{ChildProcess, Transport};
 
 #[cfg(feature = "macros")]
 #[doc = include_str!("../docs/rpc.md")]
@@ -73,6 +78,3 @@ pub use jsonrpc_macros::rpc;
 #[cfg(feature = "macros")]
 #[doc = include_str!("../docs/derive_rpc_error.md")]
 pub use jsonrpc_macros::RpcError;
-
-/// Re-exported for handlers that race work against cancellation.
-pub use tokio_util::sync::CancellationToken;

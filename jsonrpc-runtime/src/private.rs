@@ -44,8 +44,8 @@ where
 }
 
 /// The generated client's notification.
-pub fn notify(peer: &Peer, method: &str, params: impl Serialize) -> Result<(), SendError> {
-    peer.notify(method, params)
+pub async fn notify(peer: &Peer, method: &str, params: impl Serialize) -> Result<(), SendError> {
+    peer.notify(method, params).await
 }
 
 /// A handler result that cannot fail.

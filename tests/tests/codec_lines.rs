@@ -317,14 +317,17 @@ fn encoded_messages_decode_to_themselves() {
 }
 
 #[test]
-fn encoder_refuses_a_message_containing_a_newline() {
+fn encoder_writes_a_pretty_message_on_one_line() {
     let mut out = BytesMut::from(&b"earlier\n"[..]);
-    let err = LineCodec::new()
-        .encode(Bytes::from_static(b"{\n  \"id\": 1\n}"), &mut out)
-        .unwrap_err();
-    assert!(matches!(err, FramingError::InvalidOutbound(_)), "{err:?}");
-    assert!(err.to_string().contains("newline"), "{err}");
-    assert_eq!(&out[..], b"earlier\n", "nothing is written");
+    LineCodec::new()
+        .encode(Bytes::from_static(b"{\n  \"id\": 1,\r\n  \"a\": \"x\\ny\"\n}"), &mut out)
+        .unwrap();
+    assert_eq!(&out[..], b"earlier\n{   \"id\": 1,\r   \"a\": \"x\\ny\" }\n");
+    let frames = decode_one_shot(LineCodec::new(), &out);
+    assert_eq!(frames.len(), 2, "still one line: {frames:?}");
+    let Frame::Message(json) = &frames[1] else { panic!("{frames:?}") };
+    let value: serde_json::Value = serde_json::from_slice(json).unwrap();
+    assert_eq!(value, serde_json::json!({"id": 1, "a": "x\ny"}));
 }
 
 #[test]

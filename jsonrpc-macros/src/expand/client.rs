@@ -175,12 +175,12 @@ impl ServiceGen<'_> {
                 /// # Errors
                 ///
                 /// Fails when the params cannot be encoded or the connection is closed.
-                #vis fn #ident(&self, #(#args),*)
+                #vis async fn #ident(&self, #(#args),*)
                     -> ::core::result::Result<(), ::jsonrpc_runtime::SendError>
                 where
                     #(#requirements,)*
                 {
-                    ::jsonrpc_runtime::__private::notify(&self.peer, #wire, #params)
+                    ::jsonrpc_runtime::__private::notify(&self.peer, #wire, #params).await
                 }
             },
         }

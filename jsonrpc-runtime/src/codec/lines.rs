@@ -50,10 +50,11 @@ use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
 /// # Errors
 ///
 /// Decoding never fails: every problem concerns a single line and is
-/// reported as a [`Frame::Refused`] item. Encoding fails with
-/// [`FramingError::InvalidOutbound`] when the message contains a `\n` byte
-/// (pretty-printed JSON, for example), since that would split it into two
-/// lines on the wire.
+/// reported as a [`Frame::Refused`] item. Encoding never fails either: a
+/// message that contains `\n` bytes (pretty-printed JSON, say) is written
+/// with each of them turned into a space. In JSON text a raw newline can
+/// only be whitespace between tokens (inside a string it must be escaped),
+/// so the message means the same and stays on one line.
 ///
 /// # Examples
 ///
@@ -268,17 +269,14 @@ impl Decoder for LineCodec {
 impl Encoder<Bytes> for LineCodec {
     type Error = FramingError;
 
-    /// Appends `item` and a `\n` to `dst`.
-    ///
-    /// Fails with [`FramingError::InvalidOutbound`] if `item` contains a `\n`.
+    /// Appends `item` and a `\n` to `dst`; newlines inside `item` are
+    /// written as spaces.
     fn encode(&mut self, item: Bytes, dst: &mut BytesMut) -> Result<(), FramingError> {
-        if let Some(at) = memchr(b'\n', &item) {
-            return Err(FramingError::InvalidOutbound(format!(
-                "the {}-byte message has a newline at byte {at}; newline-delimited \
-                 framing needs each message on one line, so serialize it compactly \
-                 (`serde_json::to_writer`, not `to_writer_pretty`)",
-                item.len()
-            )));
+        if memchr(b'\n', &item).is_some() {
+            dst.reserve(item.len() + 1);
+            dst.extend(item.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+            dst.put_u8(b'\n');
+            return Ok(());
         }
         dst.reserve(item.len() + 1);
         dst.extend_from_slice(&item);

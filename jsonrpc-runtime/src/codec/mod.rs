@@ -70,10 +70,6 @@ pub enum FramingError {
     /// A header block could not be parsed; the stream cannot be resynchronised.
     #[error("invalid message header: {0}")]
     InvalidHeader(String),
-    /// An outbound message cannot be framed (for example a newline inside a
-    /// newline-delimited message).
-    #[error("cannot frame outbound message: {0}")]
-    InvalidOutbound(String),
 }
 
 /// Which framer a transport uses.

@@ -1,15 +1,16 @@
 //! Progress reports for outbound calls, and the calls that receive them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{oneshot, Notify};
 
-use super::{forget_call, Shared};
-use crate::error::{CallError, CloseReason, SendError};
+use super::call::forget_call;
+use super::Shared;
+use super::{CallError, SendError};
 use crate::id::Id;
 
 /// Who waits for the progress of which token.
@@ -20,8 +21,66 @@ pub(crate) struct ProgressSubscriptions {
 }
 
 struct Subscription {
-    tx: mpsc::UnboundedSender<Value>,
+    reports: Arc<Reports>,
     activity: Arc<Notify>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.reports.end();
+    }
+}
+
+/// The reports of one call not read yet: at most
+/// [`ProgressCall::MAX_UNREAD`]; past that the oldest is dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Reports {
+    state: Mutex<ReportState>,
+    ready: Notify,
+}
+
+#[derive(Debug, Default)]
+struct ReportState {
+    queue: VecDeque<Value>,
+    ended: bool,
+}
+
+impl Reports {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ReportState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn push(&self, value: Value) {
+        let mut state = self.lock();
+        if state.queue.len() >= ProgressCall::<(), ()>::MAX_UNREAD {
+            state.queue.pop_front();
+        }
+        state.queue.push_back(value);
+        drop(state);
+        self.ready.notify_one();
+    }
+
+    /// No report comes after this one.
+    pub(crate) fn end(&self) {
+        self.lock().ended = true;
+        self.ready.notify_one();
+    }
+
+    async fn next(&self) -> Option<Value> {
+        loop {
+            let ready = self.ready.notified();
+            {
+                let mut state = self.lock();
+                if let Some(value) = state.queue.pop_front() {
+                    return Some(value);
+                }
+                if state.ended {
+                    return None;
+                }
+            }
+            ready.await;
+        }
+    }
 }
 
 impl ProgressSubscriptions {
@@ -31,27 +90,30 @@ impl ProgressSubscriptions {
         &mut self,
         token: Option<Id>,
         call: Id,
-    ) -> (mpsc::UnboundedReceiver<Value>, Arc<Notify>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+    ) -> (Arc<Reports>, Arc<Notify>) {
+        let reports = Arc::new(Reports::default());
         let activity = Arc::new(Notify::new());
-        if let Some(token) = token {
-            self.by_token.insert(
-                token.clone(),
-                Subscription {
-                    tx,
-                    activity: activity.clone(),
-                },
-            );
-            self.token_of_call.insert(call, token);
+        match token {
+            Some(token) => {
+                self.by_token.insert(
+                    token.clone(),
+                    Subscription {
+                        reports: reports.clone(),
+                        activity: activity.clone(),
+                    },
+                );
+                self.token_of_call.insert(call, token);
+            }
+            None => reports.end(),
         }
-        (rx, activity)
+        (reports, activity)
     }
 
     /// Hands a report to whoever waits for `token`; false if nobody does.
     pub(crate) fn deliver(&self, token: &Id, value: Value) -> bool {
         match self.by_token.get(token) {
             Some(sub) => {
-                let _ = sub.tx.send(value);
+                sub.reports.push(value);
                 sub.activity.notify_one();
                 true
             }
@@ -75,14 +137,17 @@ impl ProgressSubscriptions {
 /// [`next_progress`](ProgressCall::next_progress), which returns `None` once
 /// the answer is in. Each report is decoded as `P` (by default any JSON
 /// value; the client `#[rpc]` generates for a method declared with
-/// `progress = T` uses `T`). Dropping the call before its answer cancels it
-/// as the cancellation policy says.
+/// `progress = T` uses `T`). Reports are kept until read, at most
+/// [`MAX_UNREAD`](Self::MAX_UNREAD) of them: when the caller falls further
+/// behind, the oldest unread report is dropped (progress is a state, so the
+/// newest reports matter). Dropping the call before its answer cancels it as
+/// the cancellation policy says.
 pub struct ProgressCall<R, E, P = Value> {
     shared: Arc<Shared>,
     id: Id,
     token: Option<Id>,
     answer: Option<oneshot::Receiver<Result<R, CallError<E>>>>,
-    progress: mpsc::UnboundedReceiver<Value>,
+    progress: Arc<Reports>,
     activity: Arc<Notify>,
     timeout: Option<Duration>,
     progress_resets_timeout: bool,
@@ -98,6 +163,11 @@ impl<R, E, P> fmt::Debug for ProgressCall<R, E, P> {
     }
 }
 
+impl<R, E, P> ProgressCall<R, E, P> {
+    /// How many progress reports wait unread before the oldest is dropped.
+    pub const MAX_UNREAD: usize = 256;
+}
+
 impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -105,7 +175,7 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
         id: Id,
         token: Option<Id>,
         answer: oneshot::Receiver<Result<R, CallError<E>>>,
-        progress: mpsc::UnboundedReceiver<Value>,
+        progress: Arc<Reports>,
         activity: Arc<Notify>,
         timeout: Option<Duration>,
         progress_resets_timeout: bool,
@@ -142,13 +212,15 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
     ///
     /// Cancel safe: a value is only taken when it is returned.
     pub async fn next_progress(&mut self) -> Option<Result<P, serde_json::Error>> {
-        self.progress.recv().await.map(serde_json::from_value)
+        self.progress.next().await.map(serde_json::from_value)
     }
 
     /// Cancels the call (see [`Peer::cancel`](crate::Peer::cancel)).
     ///
     /// # Errors
     ///
+    /// As [`Peer::cancel`](crate::Peer::cancel):
+    /// [`SendError::NoCancellationPolicy`] without a cancellation policy,
     /// [`SendError::Closed`] when the connection is closed.
     pub fn cancel(&self, reason: Option<&str>) -> Result<(), SendError> {
         self.shared.cancel_call(&self.id, reason)
@@ -181,13 +253,7 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
             },
         };
         outcome.unwrap_or_else(|_| {
-            Err(CallError::Closed(
-                self.shared
-                    .reason
-                    .get()
-                    .cloned()
-                    .unwrap_or(CloseReason::Local),
-            ))
+            Err(CallError::Closed(self.shared.reason_or_local()))
         })
     }
 }
@@ -200,82 +266,3 @@ impl<R, E, P> Drop for ProgressCall<R, E, P> {
     }
 }
 
-/// The handler side: where `Context::progress` sends reports for one
-/// inbound request.
-#[derive(Debug)]
-pub(crate) struct ProgressSink {
-    pub(crate) work: Option<Id>,
-    pub(crate) partial: Option<Id>,
-    state: std::sync::Mutex<SinkState>,
-}
-
-#[derive(Debug, Default)]
-struct SinkState {
-    /// Set just before the answer is queued: later reports are dropped, so
-    /// none can follow the answer.
-    finished: bool,
-    last: Option<f64>,
-}
-
-impl ProgressSink {
-    pub(crate) fn new(work: Option<Id>, partial: Option<Id>) -> Self {
-        ProgressSink {
-            work,
-            partial,
-            state: std::sync::Mutex::new(SinkState::default()),
-        }
-    }
-
-    /// Sends one report on `token` (the work-done or the partial-result one).
-    pub(crate) fn send(
-        &self,
-        shared: &Shared,
-        partial: bool,
-        value: Value,
-    ) -> Result<(), SendError> {
-        let token = if partial { &self.partial } else { &self.work };
-        let (Some(policy), Some(token)) = (&shared.config.progress, token) else {
-            return Ok(());
-        };
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.finished {
-            return Ok(());
-        }
-        if let (Some(member), false) = (&policy.increasing, partial) {
-            let Some(now) = value.get(&**member).and_then(Value::as_f64) else {
-                return Err(SendError::InvalidParams(serde::ser::Error::custom(
-                    format!("a progress value needs a numeric `{member}` member"),
-                )));
-            };
-            if state.last.is_some_and(|last| now <= last) {
-                return Err(SendError::InvalidParams(serde::ser::Error::custom(
-                    format!(
-                        "progress must increase: `{member}` went from {} to {now}",
-                        state.last.unwrap_or_default()
-                    ),
-                )));
-            }
-            state.last = Some(now);
-        }
-        let params = policy
-            .params(token, value)
-            .map_err(|e| SendError::InvalidParams(serde::ser::Error::custom(e.message)))?;
-        let body = crate::message::call_body(
-            shared.dialect,
-            None,
-            &policy.method,
-            Some(&params),
-            &crate::message::Extras::new(),
-        )
-        .map_err(SendError::InvalidParams)?;
-        // Queued under the lock, so `finish` orders the answer after it.
-        shared.send_frame(body)
-    }
-
-    pub(crate) fn finish(&self) {
-        self.state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .finished = true;
-    }
-}

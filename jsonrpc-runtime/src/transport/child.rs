@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use super::Transport;
 use crate::codec::{Frame, FramingCodec, FramingError};
 use crate::config::Config;
-use crate::error::{ProcessExit, TransportError};
+use super::{ProcessExit, TransportError};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 

@@ -10,19 +10,19 @@ use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
 use crate::codec::Frame;
-use crate::error::TransportError;
+use super::TransportError;
 
 /// The sending half of an in-memory transport (see
 /// [`Transport::pair`](crate::Transport::pair)).
 #[derive(Debug)]
-pub struct MemorySender {
+pub(crate) struct MemorySender {
     inner: PollSender<Bytes>,
 }
 
 /// The receiving half of an in-memory transport (see
 /// [`Transport::pair`](crate::Transport::pair)).
 #[derive(Debug)]
-pub struct MemoryReceiver {
+pub(crate) struct MemoryReceiver {
     inner: mpsc::Receiver<Bytes>,
 }
 

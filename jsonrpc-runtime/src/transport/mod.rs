@@ -16,8 +16,8 @@
 //! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]) and,
 //! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
 //! `WebSocketAcceptor`). The server side of the sockets is one
-//! [`Listener`], generic over an [`Acceptor`], that runs one peer per
-//! connection.
+//! [`Listener`](crate::server::Listener), generic over an [`Acceptor`],
+//! that runs one peer per connection.
 
 use std::fmt;
 use std::pin::Pin;
@@ -31,10 +31,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
 
 use crate::codec::{Frame, FramingError};
-use crate::error::TransportError;
 
+mod accept;
 mod child;
-mod listener;
+mod error;
 mod memory;
 mod stdio;
 mod tcp;
@@ -43,13 +43,15 @@ mod unix;
 #[cfg(feature = "websocket")]
 mod websocket;
 
+pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess};
-pub use self::listener::{Acceptor, Listener, MakeRouter, PeerAddr, Server};
-pub use self::memory::{MemoryReceiver, MemorySender};
+pub use self::error::{ProcessExit, TransportError, WebSocketError};
 pub use self::tcp::TcpAcceptor;
 #[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
 pub use self::unix::UnixAcceptor;
 #[cfg(feature = "websocket")]
+#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
 pub use self::websocket::WebSocketAcceptor;
 
 type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;

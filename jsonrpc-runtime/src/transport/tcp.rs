@@ -11,10 +11,10 @@ use std::net::SocketAddr;
 
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
-use super::listener::{Acceptor, PeerAddr};
+use super::{Acceptor, PeerAddr};
 use super::Transport;
 use crate::config::Config;
-use crate::error::TransportError;
+use super::TransportError;
 
 impl Transport {
     /// Connects to a TCP server, framed as `config` says.

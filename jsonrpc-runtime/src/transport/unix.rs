@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use tokio::net::{UnixListener, UnixStream};
 
-use super::listener::{Acceptor, PeerAddr};
+use super::{Acceptor, PeerAddr};
 use super::Transport;
 use crate::config::Config;
-use crate::error::TransportError;
+use super::TransportError;
 
 impl Transport {
     /// Connects to a Unix-socket server at `path`, framed as `config` says.

@@ -49,11 +49,11 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
-use super::listener::{Acceptor, PeerAddr};
+use super::{Acceptor, PeerAddr};
 use super::Transport;
 use crate::codec::{Frame, FrameRefusal};
 use crate::config::Config;
-use crate::error::{TransportError, WebSocketError};
+use super::{TransportError, WebSocketError};
 
 /// How long this side waits for the other side's close reply.
 const CLOSE_LINGER: Duration = Duration::from_secs(2);

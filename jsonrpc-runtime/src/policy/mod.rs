@@ -1,4 +1,5 @@
-//! Cancellation and progress: how each protocol spells them on the wire.
+//! Protocol policies: how cancellation and progress are spelled on the
+//! wire, the session lifecycle, and gates.
 //!
 //! LSP and MCP disagree on both. LSP cancels with `$/cancelRequest {id}` and
 //! still answers the cancelled request, with -32800; MCP cancels with
@@ -10,7 +11,9 @@
 //! Here those differences are data: [`CancellationPolicy::lsp`],
 //! [`CancellationPolicy::mcp`], [`ProgressPolicy::lsp`] and
 //! [`ProgressPolicy::mcp`], which the presets [`Config::lsp`](crate::Config::lsp)
-//! and [`Config::mcp`](crate::Config::mcp) install.
+//! and [`Config::mcp`](crate::Config::mcp) install. A [`Lifecycle`] (LSP's
+//! and MCP's handshakes) and any user [`Gate`] decide which inbound messages
+//! are served at all.
 
 use std::borrow::Cow;
 
@@ -19,6 +22,13 @@ use serde_json::Value;
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 
+mod gate;
+mod lifecycle;
+
+pub use self::gate::{Decision, Gate, GateInput};
+pub(crate) use self::lifecycle::LifecycleGate;
+pub use self::lifecycle::Lifecycle;
+
 type Name = Cow<'static, str>;
 
 /// How requests are cancelled on the wire.
@@ -26,7 +36,8 @@ type Name = Cow<'static, str>;
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{CancellationPolicy, Config, ErrorObject};
+/// use jsonrpc_runtime::policy::CancellationPolicy;
+/// use jsonrpc_runtime::{Config, ErrorObject};
 ///
 /// // A custom protocol: `cancel {"id": ..}`, answered with a custom error.
 /// let policy = CancellationPolicy::new("cancel", "id")
@@ -138,7 +149,8 @@ impl CancellationPolicy {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{Config, ProgressPolicy};
+/// use jsonrpc_runtime::policy::ProgressPolicy;
+/// use jsonrpc_runtime::Config;
 ///
 /// let config = Config::default().progress(ProgressPolicy::lsp());
 /// # let _ = config;
@@ -362,100 +374,3 @@ mod tests {
     }
 }
 
-/// A session lifecycle: a handshake before anything else, an orderly
-/// shutdown, and an exit notification that ends the connection.
-///
-/// # Examples
-///
-/// ```
-/// use jsonrpc_runtime::{Config, Lifecycle};
-///
-/// let config = Config::default().lifecycle(Lifecycle::lsp());
-/// # let _ = config;
-/// ```
-#[derive(Debug, Clone)]
-pub struct Lifecycle {
-    pub(crate) initialize: Name,
-    pub(crate) not_initialized: ErrorObject,
-    pub(crate) allowed_before: Vec<Name>,
-    pub(crate) initialize_once: bool,
-    pub(crate) shutdown: Option<Name>,
-    pub(crate) after_shutdown: ErrorObject,
-    pub(crate) exit: Option<Name>,
-}
-
-impl Lifecycle {
-    /// A handshake on `initialize`: until a request for it has been answered
-    /// successfully, other requests are refused with `not_initialized` and
-    /// notifications are dropped.
-    pub fn new(initialize: impl Into<Name>, not_initialized: ErrorObject) -> Self {
-        Lifecycle {
-            initialize: initialize.into(),
-            not_initialized,
-            allowed_before: Vec::new(),
-            initialize_once: false,
-            shutdown: None,
-            after_shutdown: ErrorObject::invalid_request("the session is shutting down"),
-            exit: None,
-        }
-    }
-
-    /// LSP: `initialize` first and only once (requests before it get -32002,
-    /// notifications before it are dropped, except `exit`), `shutdown` then
-    /// refuses further requests with -32600, and `exit` ends the connection
-    /// with [`CloseReason::Exit`](crate::CloseReason::Exit) code 0 after
-    /// `shutdown`, 1 otherwise.
-    pub fn lsp() -> Self {
-        Lifecycle::new(
-            "initialize",
-            ErrorObject::new(ErrorCode::SERVER_NOT_INITIALIZED, "Server not initialized"),
-        )
-        .allow_before("exit")
-        .initialize_once()
-        .shutdown(
-            "shutdown",
-            ErrorObject::invalid_request("the server is shutting down"),
-        )
-        .exit("exit")
-    }
-
-    /// MCP: `initialize` first (requests before it get -32002), except
-    /// `ping`, which is always answered.
-    pub fn mcp() -> Self {
-        Lifecycle::new(
-            "initialize",
-            ErrorObject::new(
-                ErrorCode::SERVER_NOT_INITIALIZED,
-                "Session not initialized: send `initialize` first",
-            ),
-        )
-        .allow_before("ping")
-        .initialize_once()
-    }
-
-    /// Lets `method` through before the handshake.
-    pub fn allow_before(mut self, method: impl Into<Name>) -> Self {
-        self.allowed_before.push(method.into());
-        self
-    }
-
-    /// Refuses a second handshake with -32600.
-    pub fn initialize_once(mut self) -> Self {
-        self.initialize_once = true;
-        self
-    }
-
-    /// After a successful answer to `method`, refuses requests with `error`.
-    pub fn shutdown(mut self, method: impl Into<Name>, error: ErrorObject) -> Self {
-        self.shutdown = Some(method.into());
-        self.after_shutdown = error;
-        self
-    }
-
-    /// The notification `method` ends the connection (after its route, if
-    /// any, has run), with exit code 0 after a shutdown and 1 otherwise.
-    pub fn exit(mut self, method: impl Into<Name>) -> Self {
-        self.exit = Some(method.into());
-        self
-    }
-}

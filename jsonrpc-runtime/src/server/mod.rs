@@ -1,5 +1,5 @@
-//! One listener for every socket server: accept connections, run one peer
-//! per connection, shut down gracefully.
+//! Servers: accept connections, run one peer per connection, shut down
+//! gracefully.
 //!
 //! The TCP, Unix-socket and WebSocket servers are the same [`Listener`]
 //! with a different [`Acceptor`]. Accepting is split in two steps so that a
@@ -10,7 +10,6 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,119 +19,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::Transport;
 use crate::config::Config;
-use crate::error::TransportError;
 use crate::peer::Peer;
 use crate::router::Router;
-
-/// Where a connection came from.
-///
-/// # Examples
-///
-/// ```
-/// use jsonrpc_runtime::PeerAddr;
-///
-/// let addr = PeerAddr::Tcp("127.0.0.1:4000".parse().unwrap());
-/// assert_eq!(addr.to_string(), "127.0.0.1:4000");
-/// assert_eq!(PeerAddr::Unix(None).to_string(), "(unnamed unix socket)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum PeerAddr {
-    /// A TCP (or WebSocket) client's address.
-    Tcp(std::net::SocketAddr),
-    /// A Unix-socket client's path; `None` for an unnamed socket, which is
-    /// what clients almost always use.
-    Unix(Option<PathBuf>),
-}
-
-impl fmt::Display for PeerAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PeerAddr::Tcp(addr) => fmt::Display::fmt(addr, f),
-            PeerAddr::Unix(Some(path)) => fmt::Display::fmt(&path.display(), f),
-            PeerAddr::Unix(None) => f.write_str("(unnamed unix socket)"),
-        }
-    }
-}
-
-/// A source of connections for a [`Listener`]: a bound socket.
-///
-/// Implemented by [`TcpAcceptor`](crate::TcpAcceptor),
-/// [`UnixAcceptor`](crate::UnixAcceptor) and, with the `websocket` feature,
-/// `WebSocketAcceptor`. Implement it to serve another kind of socket (a
-/// TLS listener, a vsock).
-///
-/// # Examples
-///
-/// A TCP acceptor that only lets local clients in:
-///
-/// ```
-/// use std::future::Future;
-/// use jsonrpc_runtime::{Acceptor, Config, PeerAddr, TcpAcceptor, Transport, TransportError};
-/// use tokio::net::TcpStream;
-///
-/// struct LocalOnly(TcpAcceptor);
-///
-/// impl Acceptor for LocalOnly {
-///     type Connection = TcpStream;
-///
-///     async fn accept(&mut self) -> std::io::Result<(TcpStream, PeerAddr)> {
-///         loop {
-///             let (stream, addr) = self.0.accept().await?;
-///             if matches!(&addr, PeerAddr::Tcp(a) if a.ip().is_loopback()) {
-///                 return Ok((stream, addr));
-///             }
-///         }
-///     }
-///
-///     fn open(
-///         &self,
-///         stream: TcpStream,
-///         config: &Config,
-///     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
-///         self.0.open(stream, config)
-///     }
-/// }
-/// ```
-pub trait Acceptor: Send + 'static {
-    /// An accepted connection, before it is a transport.
-    type Connection: Send + 'static;
-
-    /// Waits for the next connection and returns it with the client's
-    /// address.
-    ///
-    /// Errors about one connection only (the client gave up before it was
-    /// accepted) are skipped by the listener; others (out of file
-    /// descriptors) make it wait a little and try again.
-    ///
-    /// # Errors
-    ///
-    /// The socket's accept error.
-    ///
-    /// # Cancel safety
-    ///
-    /// Must be cancel safe: the listener drops the future at shutdown.
-    fn accept(&mut self) -> impl Future<Output = io::Result<(Self::Connection, PeerAddr)>> + Send;
-
-    /// Turns an accepted connection into a transport, framed as `config`
-    /// says. Runs on the connection's own task.
-    ///
-    /// # Errors
-    ///
-    /// A failed handshake; the connection is then dropped.
-    ///
-    /// # Cancel safety
-    ///
-    /// The returned future is dropped at shutdown; dropping it must drop
-    /// the connection.
-    fn open(
-        &self,
-        connection: Self::Connection,
-        config: &Config,
-    ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static;
-}
+use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
 
 /// The routes for each connection a [`Listener`] accepts.
 ///
@@ -181,7 +71,7 @@ where
 /// Accepts connections and runs one [`Peer`] per connection.
 ///
 /// Build it from an [`Acceptor`], set the peers' [`Config`] and an optional
-/// connection limit, then [`serve`](Self::serve) a route table. The
+/// connection limit, then [`spawn`](Self::spawn) it with a route table. The
 /// returned [`Server`] counts live connections and shuts down gracefully.
 ///
 /// # Examples
@@ -196,9 +86,9 @@ where
 /// });
 /// let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
 /// let addr = acceptor.local_addr()?;
-/// let server = Listener::new(acceptor).connection_limit(100).serve(router);
+/// let server = Listener::new(acceptor).connection_limit(100).spawn(router);
 ///
-/// let client = Peer::connect(Transport::connect_tcp(addr, &Config::default()).await?);
+/// let client = Peer::spawn(Transport::connect_tcp(addr, &Config::default()).await?);
 /// let sum: i64 = client.call("add", (2, 3)).await?;
 /// assert_eq!(sum, 5);
 ///
@@ -266,7 +156,7 @@ impl<A: Acceptor> Listener<A> {
     /// # Panics
     ///
     /// Panics outside a tokio runtime.
-    pub fn serve(self, routes: impl MakeRouter) -> Server {
+    pub fn spawn(self, routes: impl MakeRouter) -> Server {
         let shared = Arc::new(ServerShared {
             stop: CancellationToken::new(),
             abort: CancellationToken::new(),

@@ -34,8 +34,13 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::error::{ErrorCode, ErrorObject};
+use crate::error::{ErrorObject};
 use crate::id::Id;
+
+mod encode;
+
+pub(crate) use self::encode::{call_body, error_response, response, BatchAnswers};
+use self::encode::{write_call, write_error, write_result};
 
 /// Top-level members that are not part of the JSON-RPC envelope, such as a
 /// session id or a trace token.
@@ -411,7 +416,7 @@ enum Key<'a> {
     Other(Cow<'a, str>),
 }
 
-const KNOWN_KEYS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+pub(crate) const KNOWN_KEYS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -706,6 +711,14 @@ impl Message {
     /// ```
     pub fn to_json(&self, dialect: Dialect) -> Vec<u8> {
         let mut out = Vec::with_capacity(128);
+        // Extras that name an envelope member are left out.
+        let own = |extras: &Extras| -> Extras {
+            extras
+                .iter()
+                .filter(|(k, _)| !is_reserved_member(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
         match self {
             Message::Request(r) => write_call(
                 &mut out,
@@ -713,7 +726,7 @@ impl Message {
                 Some(&r.id),
                 &r.method,
                 r.params.as_deref(),
-                &r.extras,
+                &own(&r.extras),
             ),
             Message::Notification(n) => write_call(
                 &mut out,
@@ -721,11 +734,13 @@ impl Message {
                 None,
                 &n.method,
                 n.params.as_deref(),
-                &n.extras,
+                &own(&n.extras),
             ),
             Message::Response(r) => match &r.outcome {
-                Ok(result) => write_result(&mut out, dialect, &r.id, result.as_ref(), &r.extras),
-                Err(error) => write_error(&mut out, dialect, &r.id, error, &r.extras),
+                Ok(result) => {
+                    write_result(&mut out, dialect, &r.id, result.as_ref(), &own(&r.extras))
+                }
+                Err(error) => write_error(&mut out, dialect, &r.id, error, &own(&r.extras)),
             },
             Message::Refused(r) => write_error(&mut out, dialect, &r.id, &r.error, &Extras::new()),
         }
@@ -735,184 +750,9 @@ impl Message {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Writing envelopes.
 
-fn write_head(out: &mut Vec<u8>, dialect: Dialect) {
-    match dialect {
-        Dialect::Strict => out.extend_from_slice(br#"{"jsonrpc":"2.0""#),
-        Dialect::Lenient => out.push(b'{'),
-    }
-}
-
-fn write_sep(out: &mut Vec<u8>, dialect: Dialect) {
-    if dialect == Dialect::Strict || out.len() > 1 {
-        out.push(b',');
-    }
-}
-
-fn write_extras(out: &mut Vec<u8>, extras: &Extras) -> Result<(), serde_json::Error> {
-    for (key, value) in extras {
-        if KNOWN_KEYS.contains(&key.as_str()) {
-            continue;
-        }
-        out.push(b',');
-        serde_json::to_writer(&mut *out, key)?;
-        out.push(b':');
-        serde_json::to_writer(&mut *out, value)?;
-    }
-    Ok(())
-}
-
-/// Writes a request (`id` given) or a notification into `out`.
-///
-/// `params` that serialize to `null` are left out; anything that is not an
-/// object or an array is an error, as JSON-RPC requires structured params.
-pub(crate) fn write_call<P: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    dialect: Dialect,
-    id: Option<&Id>,
-    method: &str,
-    params: Option<&P>,
-    extras: &Extras,
-) -> Result<(), serde_json::Error> {
-    write_head(out, dialect);
-    if let Some(id) = id {
-        write_sep(out, dialect);
-        out.extend_from_slice(br#""id":"#);
-        id.write_json(out);
-    }
-    write_sep(out, dialect);
-    out.extend_from_slice(br#""method":"#);
-    serde_json::to_writer(&mut *out, method)?;
-    if let Some(params) = params {
-        let mark = out.len();
-        out.extend_from_slice(br#","params":"#);
-        let start = out.len();
-        serde_json::to_writer(&mut *out, params)?;
-        match out.get(start) {
-            Some(b'{' | b'[') => {}
-            Some(b'n') => out.truncate(mark),
-            _ => {
-                return Err(serde::ser::Error::custom(
-                    "params must serialize to an object, an array or null (for none)",
-                ))
-            }
-        }
-    }
-    write_extras(out, extras)?;
-    out.push(b'}');
-    Ok(())
-}
-
-/// Writes a success response into `out`.
-pub(crate) fn write_result<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    dialect: Dialect,
-    id: &Id,
-    result: &T,
-    extras: &Extras,
-) -> Result<(), serde_json::Error> {
-    write_response(out, dialect, id, br#","result":"#, result, extras)
-}
-
-/// Writes an error response into `out`.
-pub(crate) fn write_error(
-    out: &mut Vec<u8>,
-    dialect: Dialect,
-    id: &Id,
-    error: &ErrorObject,
-    extras: &Extras,
-) -> Result<(), serde_json::Error> {
-    write_response(out, dialect, id, br#","error":"#, error, extras)
-}
-
-/// A response envelope: the id, then `member` (`"result"` or `"error"`)
-/// holding `value`.
-fn write_response<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    dialect: Dialect,
-    id: &Id,
-    member: &[u8],
-    value: &T,
-    extras: &Extras,
-) -> Result<(), serde_json::Error> {
-    write_head(out, dialect);
-    write_sep(out, dialect);
-    out.extend_from_slice(br#""id":"#);
-    id.write_json(out);
-    out.extend_from_slice(member);
-    serde_json::to_writer(&mut *out, value)?;
-    write_extras(out, extras)?;
-    out.push(b'}');
-    Ok(())
-}
-
-/// Runs `write` on a per-thread buffer that is reused from one message to
-/// the next, and returns what it wrote.
-///
-/// A small message comes back as an exact-size copy (one allocation, and
-/// turning it into `Bytes` costs none); a large one takes the buffer itself
-/// rather than being copied. Either way the buffer's growth is paid once per
-/// thread, not once per message.
-pub(crate) fn encode_with(
-    write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
-) -> Result<Vec<u8>, serde_json::Error> {
-    /// Above this, a message keeps the buffer instead of being copied.
-    const KEEP: usize = 64 * 1024;
-    thread_local! {
-        static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(1024));
-    }
-    BUFFER.with(|cell| {
-        // A `Serialize` impl that itself sends a message finds the buffer in
-        // use; it gets a fresh one.
-        let Ok(mut buffer) = cell.try_borrow_mut() else {
-            let mut out = Vec::with_capacity(128);
-            write(&mut out)?;
-            return Ok(out);
-        };
-        buffer.clear();
-        let written = write(&mut buffer);
-        let out = if buffer.len() > KEEP {
-            std::mem::replace(&mut *buffer, Vec::with_capacity(1024))
-        } else {
-            buffer.to_vec()
-        };
-        if buffer.capacity() > KEEP {
-            *buffer = Vec::with_capacity(1024);
-        }
-        written.map(|()| out)
-    })
-}
-
-/// A request (`id` given) or a notification, as bytes.
-pub(crate) fn call_body<P: serde::Serialize + ?Sized>(
-    dialect: Dialect,
-    id: Option<&Id>,
-    method: &str,
-    params: Option<&P>,
-    extras: &Extras,
-) -> Result<Vec<u8>, serde_json::Error> {
-    encode_with(|out| write_call(out, dialect, id, method, params, extras))
-}
-
-/// A success response, as bytes.
-pub(crate) fn result_body<T: serde::Serialize + ?Sized>(
-    dialect: Dialect,
-    id: &Id,
-    result: &T,
-) -> Result<Vec<u8>, serde_json::Error> {
-    encode_with(|out| write_result(out, dialect, id, result, &Extras::new()))
-}
-
-/// An error response as bytes; never fails.
-pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Vec<u8> {
-    encode_with(|out| write_error(out, dialect, id, error, &Extras::new())).unwrap_or_else(|_| {
-        // Only the error's data can fail to serialize, and it is already raw
-        // JSON; fall back to the bare code so the peer still gets an answer.
-        let bare = ErrorObject::standard(ErrorCode::INTERNAL_ERROR);
-        let mut out = Vec::with_capacity(96);
-        let _ = write_error(&mut out, dialect, id, &bare, &Extras::new());
-        out
-    })
+/// Whether `name` is a member the envelope itself owns (and so cannot be an
+/// extra).
+pub(crate) fn is_reserved_member(name: &str) -> bool {
+    KNOWN_KEYS.contains(&name)
 }

@@ -1,0 +1,295 @@
+//! What a handler sees: the message's id, method and extras, its
+//! cancellation, progress reporting, and a handle back to the other side.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::id::Id;
+use crate::message::Extras;
+use serde_json::Value;
+
+use crate::peer::{Peer, SendError, Shared};
+
+/// Re-exported for handlers that hand cancellation on to work they start.
+pub use tokio_util::sync::CancellationToken;
+
+/// What a handler knows about the message it serves, and its way back to the
+/// other side.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::{Context, ErrorObject, Router};
+///
+/// // A handler that asks the other side a question while it runs.
+/// let router = Router::new().request("greet", |(name,): (String,), ctx: Context| async move {
+///     let title: String = ctx.peer().call("title", [&name]).await?;
+///     Ok::<_, ErrorObject>(format!("Hello, {title} {name}"))
+/// });
+/// # let _ = router;
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) id: Option<Id>,
+    pub(crate) method: Arc<str>,
+    pub(crate) extras: Option<Arc<Extras>>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) peer: Peer,
+    pub(crate) progress: Option<Arc<ProgressSink>>,
+}
+
+impl Context {
+    /// A context for invoking a route directly in a test, with no connection
+    /// behind it: calls through [`Context::peer`] fail with
+    /// [`CallError::Closed`](crate::CallError::Closed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, Id, Router};
+    /// use serde_json::value::RawValue;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let router = Router::new()
+    ///     .request("add", |(a, b): (i64, i64), _| async move { Ok::<_, jsonrpc_runtime::ErrorObject>(a + b) });
+    /// let params = RawValue::from_string("[2, 3]".into()).unwrap();
+    /// let result = router.invoke("add", Some(&params), Context::detached(Some(Id::from(1)))).await;
+    /// assert_eq!(result.unwrap().get(), "5");
+    /// # });
+    /// ```
+    pub fn detached(id: Option<Id>) -> Self {
+        Context {
+            id,
+            method: Arc::from(""),
+            extras: None,
+            cancel: CancellationToken::new(),
+            peer: Peer::detached(),
+            progress: None,
+        }
+    }
+
+    /// The request's id; `None` for a notification.
+    pub fn id(&self) -> Option<&Id> {
+        self.id.as_ref()
+    }
+
+    /// The method name the message was sent with.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// Unknown top-level members of the inbound envelope.
+    pub fn extras(&self) -> Option<&Extras> {
+        self.extras.as_deref()
+    }
+
+    /// Fires when the request is cancelled or the connection closes without
+    /// waiting for it. Race long work against
+    /// [`cancelled()`](Cancellation::cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// let router = Router::new().request("wait", |(): (), ctx: Context| async move {
+    ///     tokio::select! {
+    ///         _ = ctx.cancellation().cancelled() => Err(ErrorObject::new(-32050, "stopped")),
+    ///         _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => Ok("done"),
+    ///     }
+    /// });
+    /// # let _ = router;
+    /// ```
+    pub fn cancellation(&self) -> Cancellation<'_> {
+        Cancellation(&self.cancel)
+    }
+
+    /// A handle to the connection, to call or notify the other side.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The progress token the caller sent with this request, if the
+    /// connection has a [`ProgressPolicy`](crate::ProgressPolicy) and the
+    /// caller sent one.
+    pub fn progress_token(&self) -> Option<&Id> {
+        self.progress.as_ref().and_then(|p| p.work.as_ref())
+    }
+
+    /// Reports progress to the caller, on the token it sent with the request,
+    /// as the connection's [`ProgressPolicy`](crate::ProgressPolicy) spells
+    /// it. Does nothing without a policy or a token, and after the handler
+    /// has answered: reports always precede the answer on the wire.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// let router = Router::new().request("work", |(): (), ctx: Context| async move {
+    ///     // LSP: a `$/progress` value; MCP: `{"progress": n, "total": m}`.
+    ///     ctx.progress(serde_json::json!({"kind": "report", "percentage": 50})).ok();
+    ///     Ok::<_, ErrorObject>(())
+    /// });
+    /// # let _ = router;
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::InvalidParams`](crate::SendError::InvalidParams) when the
+    /// value does not fit the policy (MCP wants an object whose `progress`
+    /// increases), [`SendError::Closed`](crate::SendError::Closed) when the
+    /// connection is closed.
+    pub fn progress(&self, value: impl Serialize) -> Result<(), crate::SendError> {
+        self.report(false, value)
+    }
+
+    /// Sends one partial result (LSP's `partialResultToken`), if the caller
+    /// asked for them; like [`progress`](Context::progress) otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`progress`](Context::progress).
+    pub fn partial_result(&self, value: impl Serialize) -> Result<(), crate::SendError> {
+        self.report(true, value)
+    }
+
+    fn report(&self, partial: bool, value: impl Serialize) -> Result<(), crate::SendError> {
+        let Some(sink) = &self.progress else {
+            return Ok(());
+        };
+        let value = serde_json::to_value(value).map_err(crate::SendError::InvalidParams)?;
+        sink.send(self.peer.shared(), partial, value)
+    }
+
+    pub(crate) fn with_method(mut self, method: Arc<str>) -> Self {
+        self.method = method;
+        self
+    }
+}
+
+/// A handler's view of its cancellation: it can wait for it and check it,
+/// but not trigger it (see [`Context::cancellation`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Cancellation<'a>(&'a CancellationToken);
+
+impl<'a> Cancellation<'a> {
+    /// Completes when the request is cancelled or the connection closes
+    /// without waiting for it. The future borrows the [`Context`], not this
+    /// view, so `ctx.cancellation().cancelled()` can be awaited in place.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub fn cancelled(self) -> tokio_util::sync::WaitForCancellationFuture<'a> {
+        self.0.cancelled()
+    }
+
+    /// Returns true once the request is cancelled.
+    pub fn is_cancelled(self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    /// A new token that is cancelled with this one, to hand to work the
+    /// handler starts (cancelling the new token affects only it).
+    pub fn child_token(self) -> CancellationToken {
+        self.0.child_token()
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.id)
+            .field("method", &self.method)
+            .field("extras", &self.extras)
+            .finish_non_exhaustive()
+    }
+}
+
+
+/// The handler side: where `Context::progress` sends reports for one
+/// inbound request.
+#[derive(Debug)]
+pub(crate) struct ProgressSink {
+    pub(crate) work: Option<Id>,
+    pub(crate) partial: Option<Id>,
+    state: std::sync::Mutex<SinkState>,
+}
+
+#[derive(Debug, Default)]
+struct SinkState {
+    /// Set just before the answer is queued: later reports are dropped, so
+    /// none can follow the answer.
+    finished: bool,
+    last: Option<f64>,
+}
+
+impl ProgressSink {
+    pub(crate) fn new(work: Option<Id>, partial: Option<Id>) -> Self {
+        ProgressSink {
+            work,
+            partial,
+            state: std::sync::Mutex::new(SinkState::default()),
+        }
+    }
+
+    /// Sends one report on `token` (the work-done or the partial-result one).
+    pub(crate) fn send(
+        &self,
+        shared: &Shared,
+        partial: bool,
+        value: Value,
+    ) -> Result<(), SendError> {
+        let token = if partial { &self.partial } else { &self.work };
+        let (Some(policy), Some(token)) = (&shared.config.progress, token) else {
+            return Ok(());
+        };
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.finished {
+            return Ok(());
+        }
+        if let (Some(member), false) = (&policy.increasing, partial) {
+            let Some(now) = value.get(&**member).and_then(Value::as_f64) else {
+                return Err(SendError::InvalidParams(serde::ser::Error::custom(
+                    format!("a progress value needs a numeric `{member}` member"),
+                )));
+            };
+            if state.last.is_some_and(|last| now <= last) {
+                return Err(SendError::InvalidParams(serde::ser::Error::custom(
+                    format!(
+                        "progress must increase: `{member}` went from {} to {now}",
+                        state.last.unwrap_or_default()
+                    ),
+                )));
+            }
+            state.last = Some(now);
+        }
+        let params = policy
+            .params(token, value)
+            .map_err(|e| SendError::InvalidParams(serde::ser::Error::custom(e.message)))?;
+        let body = crate::message::call_body(
+            shared.dialect,
+            None,
+            &policy.method,
+            Some(&params),
+            &crate::message::Extras::new(),
+        )
+        .map_err(SendError::InvalidParams)?;
+        // Advisory: a report never waits for room, it fails instead.
+        if !shared.outbox.has_room() {
+            return Err(SendError::Full);
+        }
+        // Queued under the lock, so `finish` orders the answer after it.
+        shared.send_now(body)
+    }
+
+    pub(crate) fn finish(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finished = true;
+    }
+}

@@ -1,0 +1,438 @@
+//! The admission steps, one function each, in the order of the table in the
+//! module docs of `dispatch`.
+
+use std::any::Any;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::job::{notification_worker, Connection, NotificationJob};
+use crate::codec::Frame;
+use crate::context::{Context, ProgressSink};
+use crate::error::{ErrorCode, ErrorObject};
+use crate::id::Id;
+use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
+use crate::peer::{CloseReason, InFlightSlot, Outcome};
+use crate::policy::{Decision, GateInput};
+use crate::router::{Route, RouteKind, RequestTask, Router, Runner, Ticket};
+
+/// Reads frames and walks each message through the admission steps.
+pub(super) struct Reader {
+    connection: Arc<Connection>,
+    runner: Arc<dyn Runner>,
+    router: Router,
+    notifications: mpsc::UnboundedSender<NotificationJob>,
+    /// Notifications queued so far; a request waits until this many are done.
+    notification_seq: u64,
+    /// Set once a close was asked for: new requests are refused.
+    pub(super) closing: bool,
+}
+
+/// Where the reader's own answers go: the writer, or a batch's array.
+type Batch<'a> = Option<&'a Arc<BatchAnswers>>;
+
+impl Reader {
+    /// A reader for `connection`, with its notification worker.
+    pub(super) fn new(connection: Arc<Connection>, router: Router) -> (Self, JoinHandle<()>) {
+        let (notifications, jobs) = mpsc::unbounded_channel();
+        let worker = tokio::spawn(notification_worker(connection.clone(), jobs));
+        let reader = Reader {
+            runner: connection.clone(),
+            connection,
+            router,
+            notifications,
+            notification_seq: 0,
+            closing: false,
+        };
+        (reader, worker)
+    }
+
+    /// Sends an answer the reader built itself.
+    fn answer(&self, batch: Batch<'_>, body: Vec<u8>) {
+        match batch {
+            Some(batch) => batch.add(body),
+            None => {
+                if self.connection.shared.send_now(body).is_err() {
+                    tracing::debug!("dropping an answer: the connection is closed");
+                }
+            }
+        }
+    }
+
+    fn refuse(&self, batch: Batch<'_>, id: &Id, error: &ErrorObject) {
+        let body = message::error_response(self.connection.shared.dialect, id, error);
+        self.answer(batch, body);
+    }
+
+    pub(super) async fn on_frame(&mut self, frame: Frame) {
+        let bytes = match frame {
+            Frame::Message(bytes) => bytes,
+            Frame::Refused(why) => {
+                return self.refuse(None, &Id::NULL, &ErrorObject::invalid_request(why));
+            }
+        };
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let error = ErrorObject::parse_error(format!("invalid UTF-8: {e}"));
+                return self.refuse(None, &Id::NULL, &error);
+            }
+        };
+        let parse = self.connection.shared.config.parse;
+        match message::classify_frame(text, &parse) {
+            ClassifiedFrame::Single(m) => self.on_message(m, None).await,
+            ClassifiedFrame::Batch(messages) => {
+                let batch = Arc::new(BatchAnswers::default());
+                for m in messages {
+                    self.on_message(m, Some(&batch)).await;
+                }
+                if let Some(array) = batch.release(None) {
+                    self.answer(None, array);
+                }
+            }
+        }
+    }
+
+    async fn on_message(&mut self, message: Classified<'_>, batch: Batch<'_>) {
+        match message {
+            Classified::Request {
+                id,
+                method,
+                params,
+                extras,
+            } => self.on_request(id, &method, params, extras, batch),
+            Classified::Notification {
+                method,
+                params,
+                extras,
+            } => self.on_notification(&method, params, extras, batch).await,
+            Classified::Response { id, outcome, .. } => {
+                let outcome = match outcome {
+                    Ok(result) => Outcome::Result(result),
+                    Err(error) => Outcome::Error(error),
+                };
+                self.complete(&id, outcome);
+            }
+            Classified::BadResponse { id, error } => {
+                self.complete(&id, Outcome::Invalid(error.clone()));
+                self.refuse(batch, &Id::NULL, &error);
+            }
+            Classified::Refused(refusal) => self.refuse(batch, &refusal.id, &refusal.error),
+        }
+    }
+
+    /// An answer to one of this side's calls.
+    fn complete(&self, id: &Id, outcome: Outcome<'_>) {
+        let shared = &self.connection.shared;
+        match shared.pending.take(id) {
+            Some(slot) => {
+                // Every report came before the answer; the stream ends here.
+                shared.progress_subscriptions().end_call(id);
+                slot.complete(outcome)
+            }
+            None => match outcome {
+                Outcome::Error(error) if id.is_null() => {
+                    tracing::warn!(%error, "the other side could not read a message we sent")
+                }
+                _ => tracing::debug!(%id, "dropping a response for an id nobody waits for"),
+            },
+        }
+    }
+
+    // ---- requests ---------------------------------------------------------
+
+    fn on_request(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<&RawValue>,
+        extras: RawExtras<'_>,
+        batch: Batch<'_>,
+    ) {
+        if let Some(error) = self.closing_request() {
+            return self.refuse(batch, &id, &error);
+        }
+        match self.user_gate(method, Some(&id)) {
+            None | Some(Decision::Allow) => {}
+            Some(Decision::Reject(error)) => return self.refuse(batch, &id, &error),
+            Some(_) => return,
+        }
+        if let Some(error) = self.lifecycle_request(method, &id) {
+            return self.refuse(batch, &id, &error);
+        }
+        let route = match self.route_request(method) {
+            Ok(route) => route,
+            Err(error) => return self.refuse(batch, &id, &error),
+        };
+        if let Some(error) = self.capacity() {
+            return self.refuse(batch, &id, &error);
+        }
+        self.run_request(id, route, params, extras, batch);
+    }
+
+    /// Step 2: a closing connection takes no new requests.
+    fn closing_request(&self) -> Option<ErrorObject> {
+        self.closing.then(|| {
+            ErrorObject::new(ErrorCode::SERVER_CLOSING, "the connection is closing")
+        })
+    }
+
+    /// Step 3: the user's gate, if there is one.
+    fn user_gate(&self, method: &str, id: Option<&Id>) -> Option<Decision> {
+        let gate = self.connection.gate.as_ref()?;
+        Some(gate.check(GateInput { method, id }))
+    }
+
+    /// Step 4: the session lifecycle.
+    fn lifecycle_request(&self, method: &str, id: &Id) -> Option<ErrorObject> {
+        let lifecycle = self.connection.lifecycle.as_ref()?;
+        match crate::policy::Gate::check(lifecycle, GateInput { method, id: Some(id) }) {
+            Decision::Reject(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// Step 5: the route, which must be a request route.
+    fn route_request(&self, method: &str) -> Result<Route, ErrorObject> {
+        match self.router.get(method) {
+            Some(route) if route.kind == RouteKind::Request => Ok(route.clone()),
+            Some(_) => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: `{method}` is a notification; send it without an id"),
+            )),
+            None => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+
+    /// Step 6: room for one more request.
+    fn capacity(&self) -> Option<ErrorObject> {
+        let shared = &self.connection.shared;
+        (shared.active.load(Ordering::Acquire) >= shared.config.max_queued).then(|| {
+            ErrorObject::new(
+                ErrorCode::SERVER_OVERLOADED,
+                "server overloaded: too many requests waiting; retry later",
+            )
+        })
+    }
+
+    /// Step 7: the request's own task.
+    fn run_request(
+        &mut self,
+        id: Id,
+        route: Route,
+        params: Option<&RawValue>,
+        extras: RawExtras<'_>,
+        batch: Batch<'_>,
+    ) {
+        let connection = &self.connection;
+        let shared = &connection.shared;
+        let cancellation = shared.config.cancellation.as_ref();
+        let cancellable = cancellation.is_some_and(|p| !p.is_protected(&route.name));
+        if cancellable && connection.cancellable().contains_key(&id) {
+            let error =
+                ErrorObject::invalid_request(format!("a request with id {id} is already running"));
+            return self.refuse(batch, &id, &error);
+        }
+        let progress = shared.config.progress.as_ref().and_then(|policy| {
+            let (work, partial) = policy.tokens(params);
+            (work.is_some() || partial.is_some())
+                .then(|| Arc::new(ProgressSink::new(work, partial)))
+        });
+        // A request needs its own token only when the other side can cancel
+        // it; otherwise the connection's token is shared (no allocation).
+        let cancel = if cancellable {
+            shared.abort_handlers.child_token()
+        } else {
+            shared.abort_handlers.clone()
+        };
+        // A policy may let a cancelled handler run on and answer itself;
+        // closing the connection always stops it.
+        let stop = match cancellation {
+            Some(policy) if !policy.abort_handler => shared.abort_handlers.clone(),
+            _ => cancel.clone(),
+        };
+        let slot = connection
+            .in_flight
+            .as_ref()
+            .map(|semaphore| Arc::new(InFlightSlot::new(semaphore.clone())));
+        let ctx = Context {
+            id: Some(id.clone()),
+            method: route.name.clone(),
+            extras: (!extras.is_empty()).then(|| Arc::new(extras.to_owned_extras())),
+            cancel: cancel.clone(),
+            peer: shared.handle(slot.clone()),
+            progress: progress.clone(),
+        };
+        if cancellable {
+            connection.cancellable().insert(id.clone(), cancel.clone());
+        }
+        shared.active.fetch_add(1, Ordering::AcqRel);
+        if let Some(batch) = batch {
+            batch.hold();
+        }
+        let task = RequestTask {
+            runner: self.runner.clone(),
+            id,
+            method: route.name.clone(),
+            cancel,
+            stop,
+            ticket: Ticket {
+                cancellable,
+                progress,
+                batch: batch.cloned(),
+                after: self.notification_seq,
+                in_flight: slot.map(|slot| slot as Arc<dyn Any + Send + Sync>),
+            },
+        };
+        // The route decodes the params and spawns the handler's own future
+        // (no boxing); a decoding error comes back with the task unused.
+        if let Err((error, task)) = route.handler.spawn(params, ctx, shared.dialect, task) {
+            if task.ticket.cancellable {
+                connection.cancellable().remove(&task.id);
+            }
+            connection.answered(&route.name, false);
+            let body = message::error_response(shared.dialect, &task.id, &error);
+            shared.active.fetch_sub(1, Ordering::AcqRel);
+            match batch {
+                Some(batch) => {
+                    if let Some(array) = batch.release(Some(body)) {
+                        self.answer(None, array);
+                    }
+                }
+                None => self.answer(None, body),
+            }
+        }
+    }
+
+    // ---- notifications ----------------------------------------------------
+
+    async fn on_notification(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+        extras: RawExtras<'_>,
+        batch: Batch<'_>,
+    ) {
+        if self.protocol_notification(method, params)
+            || self.closing_notification(method)
+            || !self.gate_notification(method)
+            || !self.lifecycle_notification(method)
+        {
+            return;
+        }
+        let Some(route) = self.route_notification(method, batch) else {
+            return;
+        };
+        let shared = self.connection.shared.clone();
+        let ctx = Context {
+            id: None,
+            method: route.name.clone(),
+            extras: (!extras.is_empty()).then(|| Arc::new(extras.to_owned_extras())),
+            cancel: shared.abort_handlers.clone(),
+            peer: shared.handle(None),
+            progress: None,
+        };
+        let fut = match route.handler.start(params, ctx, shared.dialect) {
+            Ok(fut) => fut,
+            Err(error) => return tracing::warn!(method, %error, "dropping a notification"),
+        };
+        // Step 6: a flood of notifications waits here rather than queueing
+        // without bound. Responses stay unread meanwhile, which can only
+        // matter to a handler that both waits on a call and sits behind
+        // `max_queued` other messages.
+        while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            if shared.close_requested.is_cancelled() {
+                return tracing::debug!(method, "dropping a notification: the connection is closing");
+            }
+            shared.idle.notified().await;
+        }
+        shared.active.fetch_add(1, Ordering::AcqRel);
+        self.notification_seq += 1;
+        let job = NotificationJob {
+            seq: self.notification_seq,
+            method: route.name,
+            fut,
+        };
+        if self.notifications.send(job).is_err() {
+            shared.active.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Step 1: cancellation and progress notifications; true if it was one.
+    fn protocol_notification(&self, method: &str, params: Option<&RawValue>) -> bool {
+        let shared = &self.connection.shared;
+        let config = &shared.config;
+        if let Some(policy) = config.cancellation.as_ref().filter(|p| p.method == method) {
+            let target = policy.target(params);
+            if let Some(token) = target.and_then(|id| self.connection.cancellable().get(&id).cloned()) {
+                token.cancel();
+            }
+            return true;
+        }
+        if let Some(policy) = config.progress.as_ref().filter(|p| p.method == method) {
+            if let Some((token, value)) = policy.parse(params) {
+                if shared.progress_subscriptions().deliver(&token, value) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Step 2: true if the notification is dropped because of a close.
+    fn closing_notification(&self, method: &str) -> bool {
+        if self.closing {
+            tracing::debug!(method, "dropping a notification: the connection is closing");
+        }
+        self.closing
+    }
+
+    /// Step 3: true if the user's gate lets the notification through.
+    fn gate_notification(&self, method: &str) -> bool {
+        match self.user_gate(method, None) {
+            None | Some(Decision::Allow) => true,
+            Some(_) => {
+                tracing::debug!(method, "the gate dropped a notification");
+                false
+            }
+        }
+    }
+
+    /// Step 4: true if the lifecycle lets the notification through; the exit
+    /// notification starts the close.
+    fn lifecycle_notification(&self, method: &str) -> bool {
+        let Some(lifecycle) = &self.connection.lifecycle else {
+            return true;
+        };
+        let input = GateInput { method, id: None };
+        if !matches!(crate::policy::Gate::check(lifecycle, input), Decision::Allow) {
+            tracing::debug!(method, "dropping a notification sent before the handshake");
+            return false;
+        }
+        if let Some(code) = lifecycle.exit_code(method) {
+            let shared = &self.connection.shared;
+            shared.set_reason(CloseReason::Exit { code });
+            // The grace lets the exit route (if any) and owed answers finish.
+            shared.request_close(Duration::from_secs(1));
+        }
+        true
+    }
+
+    /// Step 5: the notification's route, if it has one.
+    fn route_notification(&self, method: &str, batch: Batch<'_>) -> Option<Route> {
+        let route = self.router.get(method).cloned();
+        if route.is_none() {
+            let shared = &self.connection.shared;
+            if shared.config.unknown_method.refuses_notification(method) {
+                self.refuse(batch, &Id::NULL, &ErrorObject::method_not_found(method));
+            } else {
+                tracing::debug!(method, "ignoring a notification with no route");
+            }
+        }
+        route
+    }
+}

@@ -1,0 +1,215 @@
+//! Running admitted work: request tasks (their turn, the in-flight cap,
+//! their one answer) and the notification worker.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, watch, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{ErrorCode, ErrorObject};
+use crate::id::Id;
+use crate::message;
+use crate::peer::{InFlightSlot, Shared};
+use crate::policy::{Gate, LifecycleGate};
+use crate::router::{
+    catch_panic, Admission, Answer, BoxFuture, Ending, Held, RequestTask, Runner,
+};
+
+/// The pipeline's state for one connection, shared by the reader and the
+/// request tasks.
+pub(super) struct Connection {
+    pub(super) shared: Arc<Shared>,
+    /// The user's gate, built for this connection.
+    pub(super) gate: Option<Box<dyn Gate>>,
+    /// The session lifecycle, if the config has one.
+    pub(super) lifecycle: Option<LifecycleGate>,
+    pub(super) in_flight: Option<Arc<Semaphore>>,
+    /// Inbound requests the other side can cancel, by id.
+    cancellable: Mutex<HashMap<Id, CancellationToken>>,
+    /// How many notifications have been handled, for request ordering.
+    pub(super) notifications_done: watch::Sender<u64>,
+}
+
+impl Connection {
+    pub(super) fn new(shared: Arc<Shared>) -> Self {
+        let config = &shared.config;
+        Connection {
+            gate: config.gate.as_ref().map(|make| make()),
+            lifecycle: config.lifecycle.clone().map(LifecycleGate::new),
+            in_flight: config.max_in_flight.map(|n| Arc::new(Semaphore::new(n))),
+            cancellable: Mutex::new(HashMap::new()),
+            notifications_done: watch::Sender::new(0),
+            shared,
+        }
+    }
+
+    pub(super) fn cancellable(&self) -> std::sync::MutexGuard<'_, HashMap<Id, CancellationToken>> {
+        self.cancellable.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Tells the gates how a request they let through was answered.
+    pub(super) fn answered(&self, method: &str, success: bool) {
+        if let Some(gate) = &self.gate {
+            gate.answered(method, success);
+        }
+        if let Some(lifecycle) = &self.lifecycle {
+            lifecycle.answered(method, success);
+        }
+    }
+
+    /// The one answer a finished request gets, or none.
+    fn decide(&self, task: &RequestTask, ending: Ending) -> Option<Answer> {
+        let shared = &self.shared;
+        let dialect = shared.dialect;
+        let error = |error: &ErrorObject| Answer {
+            body: message::error_response(dialect, &task.id, error),
+            success: false,
+        };
+        let closing = shared.abort_handlers.is_cancelled();
+        let policy = shared.config.cancellation.as_ref();
+        let cancelled_by_peer = task.ticket.cancellable && task.cancel.is_cancelled() && !closing;
+        if let (true, Some(policy)) = (cancelled_by_peer, policy) {
+            return match ending {
+                // The policy let the handler run on, and the protocol allows
+                // an answer after a cancellation: the handler's own goes out.
+                Ending::Answered(answer) if !policy.abort_handler && policy.answer.is_some() => {
+                    Some(answer)
+                }
+                _ => policy.answer.as_ref().map(error),
+            };
+        }
+        match ending {
+            Ending::Answered(answer) => Some(answer),
+            Ending::Panicked(panic) => {
+                tracing::error!(method = %task.method, %panic, "a request handler panicked");
+                Some(error(&ErrorObject::internal_error("the handler panicked")))
+            }
+            Ending::Stopped => Some(error(&ErrorObject::new(
+                ErrorCode::SERVER_CLOSING,
+                "the connection closed before the request finished",
+            ))),
+        }
+    }
+}
+
+/// Held while a request runs within the in-flight cap; gives the permit
+/// back when the request ends.
+struct SlotGuard(Arc<InFlightSlot>);
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+impl Runner for Connection {
+    fn admit(&self, task: &RequestTask) -> Admission {
+        let after = task.ticket.after;
+        let slot = task
+            .ticket
+            .in_flight
+            .clone()
+            .and_then(|slot| (slot as Arc<dyn Any + Send + Sync>).downcast::<InFlightSlot>().ok());
+        let in_turn = *self.notifications_done.borrow() >= after;
+        if in_turn && slot.is_none() {
+            return Admission::Now(None);
+        }
+        let mut done = self.notifications_done.subscribe();
+        let cancel = task.cancel.clone();
+        Admission::Wait(Box::pin(async move {
+            // Notifications that arrived before this request come first.
+            if !in_turn {
+                tokio::select! {
+                    _ = done.wait_for(|n| *n >= after) => {}
+                    _ = cancel.cancelled() => {}
+                }
+            }
+            let slot = slot?;
+            slot.acquire(&cancel).await;
+            Some(Box::new(SlotGuard(slot)) as Box<dyn Send>)
+        }) as BoxFuture<Held>)
+    }
+
+    fn finish(&self, task: RequestTask, ending: Ending) -> Option<BoxFuture<()>> {
+        let shared = &self.shared;
+        if task.ticket.cancellable {
+            self.cancellable().remove(&task.id);
+        }
+        // No report may follow the answer.
+        if let Some(progress) = &task.ticket.progress {
+            progress.finish();
+        }
+        let answer = self.decide(&task, ending);
+        self.answered(&task.method, answer.as_ref().is_some_and(|a| a.success));
+        let body = answer.map(|a| a.body);
+        let body = match &task.ticket.batch {
+            Some(batch) => batch.release(body),
+            None => body,
+        };
+        let Some(body) = body else {
+            done(shared);
+            return None;
+        };
+        if shared.outbox.has_room() {
+            send_answer(shared, body);
+            done(shared);
+            return None;
+        }
+        // The other side is behind: wait for room, unless the connection is
+        // closing (then the answer is queued for the final flush at once).
+        let shared = shared.clone();
+        Some(Box::pin(async move {
+            tokio::select! {
+                _ = shared.outbox.room() => {}
+                _ = shared.abort_handlers.cancelled() => {}
+            }
+            send_answer(&shared, body);
+            done(&shared);
+        }))
+    }
+}
+
+fn send_answer(shared: &Shared, body: Vec<u8>) {
+    if shared.send_now(body).is_err() {
+        tracing::debug!("dropping an answer: the connection is closed");
+    }
+}
+
+/// One piece of inbound work is over.
+fn done(shared: &Shared) {
+    shared.active.fetch_sub(1, Ordering::AcqRel);
+    shared.idle.notify_one();
+}
+
+/// A notification admitted and waiting for the worker.
+pub(super) struct NotificationJob {
+    pub(super) seq: u64,
+    pub(super) method: Arc<str>,
+    pub(super) fut: BoxFuture<Answer>,
+}
+
+/// Runs notifications one at a time, in arrival order.
+pub(super) async fn notification_worker(
+    connection: Arc<Connection>,
+    mut jobs: mpsc::UnboundedReceiver<NotificationJob>,
+) {
+    let shared = &connection.shared;
+    while let Some(job) = jobs.recv().await {
+        if !shared.abort_handlers.is_cancelled() {
+            tokio::select! {
+                biased;
+                out = catch_panic(job.fut) => {
+                    if let Err(panic) = out {
+                        tracing::error!(method = %job.method, %panic, "a notification handler panicked");
+                    }
+                }
+                _ = shared.abort_handlers.cancelled() => {}
+            }
+        }
+        connection.notifications_done.send_replace(job.seq);
+        done(shared);
+    }
+}

@@ -1,0 +1,245 @@
+//! The inbound pipeline: from a frame to its answer.
+//!
+//! One task per connection reads frames, classifies each one
+//! ([`message`](crate::message) documents the nine classification rules) and
+//! walks every message through the admission steps below, in this order.
+//! The first step that settles a message ends its walk.
+//!
+//! | # | step | a request | a notification |
+//! |---|------|-----------|----------------|
+//! | 1 | protocol notifications | – | the cancellation policy's notification cancels the request it names; the progress policy's notification feeds the call waiting for its token; neither goes further |
+//! | 2 | closing | after a close was asked for: -32001 | dropped |
+//! | 3 | gates | the user's [`Gate`](crate::policy::Gate): allowed, refused with its error, or dropped | allowed, or dropped |
+//! | 4 | lifecycle | the [`Lifecycle`](crate::policy::Lifecycle) gate: refused before the handshake (-32002 for LSP and MCP), a second handshake refused, refused after shutdown | dropped before the handshake; the exit notification ends the connection (after its route, if any, runs) |
+//! | 5 | route lookup | no route: -32601; a notification route: -32601; params that do not decode: -32602 | no route: dropped (or -32601 with id null under [`UnknownMethod::strict`](crate::config::UnknownMethod::strict)); params that do not decode: dropped |
+//! | 6 | capacity | more than [`max_queued`](crate::Config::max_queued) requests and notifications waiting or running: -32000 | the reader waits for room |
+//! | 7 | run | a task of its own, after the notifications that came before it, within [`max_in_flight`](crate::Config::max_in_flight) | one at a time, in arrival order, on the connection's notification worker |
+//!
+//! Responses to this side's calls skip the steps: they complete the call
+//! waiting for their id. A request that was admitted gets exactly one answer,
+//! decided in one place (`Connection::finish` in `job`) from how its handler
+//! ended and the cancellation policy: a request the other side cancelled is
+//! answered as the policy says (LSP: -32800; MCP: no answer) whatever its
+//! handler returned, unless the policy lets the handler run on
+//! ([`keep_running`](crate::policy::CancellationPolicy::keep_running)) and
+//! the protocol allows an answer. A panicking handler is answered -32603,
+//! and a handler stopped by the connection closing -32001.
+//!
+//! Before each frame, the reader waits while the connection's outbound
+//! budget is spent ([`Config::outbound_budget`](crate::Config::outbound_budget)):
+//! a peer that stops reading this side's answers stops being read.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_core::Stream;
+use futures_util::StreamExt as _;
+use tokio::task::JoinHandle;
+
+use crate::codec::Frame;
+use crate::config::Config;
+use crate::error::ErrorObject;
+use crate::peer::{CloseReason, Peer, Shared};
+use crate::router::Router;
+use crate::transport::{Transport, TransportError};
+
+mod admit;
+mod job;
+
+use self::admit::Reader;
+use self::job::Connection;
+
+type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;
+
+/// How long the writer gets to write what is queued once the connection is
+/// done, before it is stopped.
+const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(10);
+
+/// Builds a [`Peer`]: its [`Config`] and its [`Router`].
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::{Config, Peer, Router, Transport};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (a, _b) = Transport::pair(8);
+/// let peer = Peer::builder().config(Config::default()).router(Router::new()).spawn(a);
+/// # drop(peer);
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct PeerBuilder {
+    config: Config,
+    router: Router,
+}
+
+impl PeerBuilder {
+    /// The connection's policies (default: [`Config::default`]).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The routes this side serves (default: none).
+    pub fn router(mut self, router: Router) -> Self {
+        self.router = router;
+        self
+    }
+
+    /// Starts the connection's tasks on `transport` and returns a handle.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime.
+    pub fn spawn(self, transport: Transport) -> Peer {
+        let PeerBuilder { config, mut router } = self;
+        if let Some(ping) = config.ping.as_deref().filter(|m| !router.contains(m)) {
+            router = router.request(ping, |_: serde::de::IgnoredAny, _| async {
+                Ok::<_, ErrorObject>(serde_json::Map::new())
+            });
+        }
+        let (peer, shared, writer) = Peer::start(config, transport.outbound);
+        tokio::spawn(run(shared, router, transport.inbound, writer));
+        peer
+    }
+
+    /// Serves `transport` until the connection ends, and returns why it ended.
+    ///
+    /// This is how a long-lived server runs until the other side leaves: when
+    /// the other side ends its stream, the peer lets the handlers already
+    /// running finish, writes every answer owed, and returns
+    /// [`CloseReason::RemoteClosed`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future drops the last handle it holds, which closes the
+    /// connection at once unless a handler still holds one.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime.
+    pub async fn serve(self, transport: Transport) -> CloseReason {
+        let peer = self.spawn(transport);
+        peer.closed().await
+    }
+}
+
+impl Peer {
+    /// Starts building a peer.
+    pub fn builder() -> PeerBuilder {
+        PeerBuilder::default()
+    }
+
+    /// Starts a peer with the default config and no routes on `transport`: a
+    /// plain client. The transport is already connected; this starts the
+    /// connection's tasks and returns the handle.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime.
+    pub fn spawn(transport: Transport) -> Peer {
+        Peer::builder().spawn(transport)
+    }
+}
+
+/// Why the read loop stopped.
+enum End {
+    /// The other side ended its stream.
+    Eof,
+    /// The stream failed.
+    Failed(TransportError),
+    /// This side asked to close.
+    Local,
+}
+
+/// Reads the connection until it ends, then shuts it down: the answers owed
+/// are written, running handlers finish or are stopped, waiting calls fail.
+async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer: JoinHandle<()>) {
+    let connection = Arc::new(Connection::new(shared.clone()));
+    let (mut reader, worker) = Reader::new(connection.clone(), router);
+
+    let mut end = loop {
+        if !shared.outbox.has_room() {
+            tokio::select! {
+                biased;
+                _ = shared.close_requested.cancelled() => break End::Local,
+                _ = shared.outbox.room() => {}
+            }
+        }
+        tokio::select! {
+            biased;
+            _ = shared.close_requested.cancelled() => break End::Local,
+            item = inbound.next() => match item {
+                Some(Ok(frame)) => reader.on_frame(frame).await,
+                Some(Err(e)) => break End::Failed(e),
+                None => break End::Eof,
+            },
+        }
+    };
+
+    if matches!(end, End::Local) {
+        // Graceful close: keep reading answers while running work and
+        // waiting calls have time left.
+        reader.closing = true;
+        while !is_idle(&shared) {
+            let deadline = shared.close_deadline();
+            tokio::select! {
+                biased;
+                _ = tokio::time::sleep_until(deadline) => break,
+                _ = shared.idle.notified() => {}
+                _ = shared.outbox.room(), if !shared.outbox.has_room() => {}
+                item = inbound.next(), if shared.outbox.has_room() => match item {
+                    Some(Ok(frame)) => reader.on_frame(frame).await,
+                    Some(Err(e)) => { end = End::Failed(e); break }
+                    None => { end = End::Eof; break }
+                },
+            }
+        }
+    }
+    drop(inbound);
+
+    let reason = shared.set_reason(match end {
+        End::Eof => CloseReason::RemoteClosed,
+        End::Failed(e) => CloseReason::Transport(Arc::new(e)),
+        End::Local => CloseReason::Local,
+    });
+    // Nothing more will be read: no waiting call can be answered.
+    shared.pending.close(&reason);
+
+    // Answers already owed are still written: let running handlers finish,
+    // unless (or until) this side asks to close.
+    if !matches!(reason, CloseReason::Local) {
+        while shared.active.load(Ordering::Acquire) > 0 {
+            tokio::select! {
+                biased;
+                _ = shared.close_requested.cancelled(), if !shared.close_requested.is_cancelled() => {}
+                _ = tokio::time::sleep_until(shared.close_deadline()), if shared.close_requested.is_cancelled() => break,
+                _ = shared.idle.notified() => {}
+            }
+        }
+    }
+    shared.abort_handlers.cancel();
+    drop(reader);
+    let _ = worker.await;
+    while shared.active.load(Ordering::Acquire) > 0 {
+        shared.idle.notified().await;
+    }
+
+    shared.outbox.close();
+    let abort = writer.abort_handle();
+    if tokio::time::timeout(FINAL_FLUSH_LIMIT, writer)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the transport did not take the last frames in time; dropping them");
+        abort.abort();
+    }
+    shared.done.cancel();
+}
+
+fn is_idle(shared: &Shared) -> bool {
+    shared.active.load(Ordering::Acquire) == 0 && shared.pending.is_empty()
+}

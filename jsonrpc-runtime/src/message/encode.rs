@@ -1,0 +1,280 @@
+//! Writing outbound envelopes.
+
+use crate::error::ErrorObject;
+use crate::id::Id;
+
+use super::{is_reserved_member, Dialect, Extras};
+
+
+fn write_head(out: &mut Vec<u8>, dialect: Dialect) {
+    match dialect {
+        Dialect::Strict => out.extend_from_slice(br#"{"jsonrpc":"2.0""#),
+        Dialect::Lenient => out.push(b'{'),
+    }
+}
+
+fn write_sep(out: &mut Vec<u8>, dialect: Dialect) {
+    if dialect == Dialect::Strict || out.len() > 1 {
+        out.push(b',');
+    }
+}
+
+fn write_extras(out: &mut Vec<u8>, extras: &Extras) -> Result<(), serde_json::Error> {
+    for (key, value) in extras {
+        if is_reserved_member(key) {
+            return Err(serde::ser::Error::custom(format!(
+                "the extra member `{key}` is part of the JSON-RPC envelope; choose another name"
+            )));
+        }
+        out.push(b',');
+        serde_json::to_writer(&mut *out, key)?;
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    Ok(())
+}
+
+/// Writes a request (`id` given) or a notification into `out`.
+///
+/// `params` that serialize to `null` are left out; anything that is not an
+/// object or an array is an error, as JSON-RPC requires structured params.
+pub(super) fn write_call<P: serde::Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    dialect: Dialect,
+    id: Option<&Id>,
+    method: &str,
+    params: Option<&P>,
+    extras: &Extras,
+) -> Result<(), serde_json::Error> {
+    write_head(out, dialect);
+    if let Some(id) = id {
+        write_sep(out, dialect);
+        out.extend_from_slice(br#""id":"#);
+        id.write_json(out);
+    }
+    write_sep(out, dialect);
+    out.extend_from_slice(br#""method":"#);
+    serde_json::to_writer(&mut *out, method)?;
+    if let Some(params) = params {
+        let mark = out.len();
+        out.extend_from_slice(br#","params":"#);
+        let start = out.len();
+        serde_json::to_writer(&mut *out, params)?;
+        match out.get(start) {
+            Some(b'{' | b'[') => {}
+            Some(b'n') => out.truncate(mark),
+            _ => {
+                return Err(serde::ser::Error::custom(
+                    "params must serialize to an object, an array or null (for none)",
+                ))
+            }
+        }
+    }
+    write_extras(out, extras)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes a success response into `out`.
+pub(super) fn write_result<T: serde::Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    dialect: Dialect,
+    id: &Id,
+    result: &T,
+    extras: &Extras,
+) -> Result<(), serde_json::Error> {
+    write_response(out, dialect, id, br#","result":"#, result, extras)
+}
+
+/// Writes an error response into `out`.
+pub(super) fn write_error(
+    out: &mut Vec<u8>,
+    dialect: Dialect,
+    id: &Id,
+    error: &ErrorObject,
+    extras: &Extras,
+) -> Result<(), serde_json::Error> {
+    write_response(out, dialect, id, br#","error":"#, error, extras)
+}
+
+/// A response envelope: the id, then `member` (`"result"` or `"error"`)
+/// holding `value`.
+fn write_response<T: serde::Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    dialect: Dialect,
+    id: &Id,
+    member: &[u8],
+    value: &T,
+    extras: &Extras,
+) -> Result<(), serde_json::Error> {
+    write_head(out, dialect);
+    write_sep(out, dialect);
+    out.extend_from_slice(br#""id":"#);
+    id.write_json(out);
+    out.extend_from_slice(member);
+    serde_json::to_writer(&mut *out, value)?;
+    write_extras(out, extras)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Runs `write` on a per-thread buffer that is reused from one message to
+/// the next, and returns what it wrote.
+///
+/// A small message comes back as an exact-size copy (one allocation, and
+/// turning it into `Bytes` costs none); a large one takes the buffer itself
+/// rather than being copied. Either way the buffer's growth is paid once per
+/// thread, not once per message.
+pub(crate) fn encode_with(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    /// Above this, a message keeps the buffer instead of being copied.
+    const KEEP: usize = 64 * 1024;
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(1024));
+    }
+    BUFFER.with(|cell| {
+        // A `Serialize` impl that itself sends a message finds the buffer in
+        // use; it gets a fresh one.
+        let Ok(mut buffer) = cell.try_borrow_mut() else {
+            let mut out = Vec::with_capacity(128);
+            write(&mut out)?;
+            return Ok(out);
+        };
+        buffer.clear();
+        let written = write(&mut buffer);
+        let out = if buffer.len() > KEEP {
+            std::mem::replace(&mut *buffer, Vec::with_capacity(1024))
+        } else {
+            buffer.to_vec()
+        };
+        if buffer.capacity() > KEEP {
+            *buffer = Vec::with_capacity(1024);
+        }
+        written.map(|()| out)
+    })
+}
+
+/// A request (`id` given) or a notification, as bytes.
+pub(crate) fn call_body<P: serde::Serialize + ?Sized>(
+    dialect: Dialect,
+    id: Option<&Id>,
+    method: &str,
+    params: Option<&P>,
+    extras: &Extras,
+) -> Result<Vec<u8>, serde_json::Error> {
+    encode_with(|out| write_call(out, dialect, id, method, params, extras))
+}
+
+/// A response, as bytes: the one place every answer is built.
+///
+/// `Ok` holds a success response, `Err` an error response. Never fails to
+/// produce an answer: a result that cannot be encoded becomes a -32603
+/// answer saying why, and an error whose data cannot be encoded goes out
+/// bare.
+pub(crate) fn response<T: serde::Serialize + ?Sized>(
+    dialect: Dialect,
+    id: &Id,
+    outcome: Result<&T, &ErrorObject>,
+) -> Result<Vec<u8>, Vec<u8>> {
+    let no_extras = Extras::new();
+    let unencodable;
+    let error = match outcome {
+        Ok(result) => match encode_with(|out| write_result(out, dialect, id, result, &no_extras)) {
+            Ok(body) => return Ok(body),
+            Err(e) => {
+                unencodable =
+                    ErrorObject::internal_error(format!("the result could not be encoded: {e}"));
+                &unencodable
+            }
+        },
+        Err(error) => error,
+    };
+    Err(
+        encode_with(|out| write_error(out, dialect, id, error, &no_extras)).unwrap_or_else(|_| {
+            let bare = ErrorObject::standard(error.code);
+            let mut out = Vec::with_capacity(96);
+            let _ = write_error(&mut out, dialect, id, &bare, &no_extras);
+            out
+        }),
+    )
+}
+
+/// An error response, as bytes (see [`response`]).
+pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Vec<u8> {
+    response::<()>(dialect, id, Err(error)).unwrap_or_else(|body| body)
+}
+
+/// The answers of one batch, gathered into one array.
+///
+/// Every answer owed is counted with [`hold`](Self::hold) before it is
+/// given; the array is complete when the last one is in and the reader has
+/// walked the whole batch.
+#[derive(Debug)]
+pub(crate) struct BatchAnswers {
+    state: std::sync::Mutex<BatchState>,
+}
+
+#[derive(Debug)]
+struct BatchState {
+    answers: Vec<Vec<u8>>,
+    /// Answers still to come, plus one for the reader until it has walked
+    /// the whole batch.
+    holds: usize,
+}
+
+impl Default for BatchAnswers {
+    fn default() -> Self {
+        BatchAnswers {
+            state: std::sync::Mutex::new(BatchState {
+                answers: Vec::new(),
+                holds: 1,
+            }),
+        }
+    }
+}
+
+impl BatchAnswers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BatchState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One more answer will come later.
+    pub(crate) fn hold(&self) {
+        self.lock().holds += 1;
+    }
+
+    /// Adds an answer that needs no hold (the reader's own).
+    pub(crate) fn add(&self, body: Vec<u8>) {
+        self.lock().answers.push(body);
+    }
+
+    /// Releases one hold, with its answer if it has one (`None`: no answer,
+    /// as for a cancelled MCP request, or the reader's own hold). Returns the
+    /// array once the last hold is released and at least one answer is in.
+    pub(crate) fn release(&self, body: Option<Vec<u8>>) -> Option<Vec<u8>> {
+        let answers = {
+            let mut state = self.lock();
+            state.answers.extend(body);
+            state.holds -= 1;
+            if state.holds > 0 {
+                return None;
+            }
+            std::mem::take(&mut state.answers)
+        };
+        if answers.is_empty() {
+            return None;
+        }
+        let len = answers.iter().map(|a| a.len() + 1).sum::<usize>() + 1;
+        let mut array = Vec::with_capacity(len);
+        array.push(b'[');
+        for (i, answer) in answers.iter().enumerate() {
+            if i > 0 {
+                array.push(b',');
+            }
+            array.extend_from_slice(answer);
+        }
+        array.push(b']');
+        Some(array)
+    }
+}

@@ -1,0 +1,411 @@
+//! Routes: one method's typed handler behind a type-erased seam, and the
+//! decoding and encoding around it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde::de::{DeserializeOwned, IntoDeserializer};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::task::{Answer, BoxFuture, RequestTask};
+use super::{IntoReply, Reply};
+use crate::context::Context;
+use crate::error::{ErrorObject, RpcError};
+use crate::id::Id;
+use crate::message::{self, Dialect};
+
+/// The kind of a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RouteKind {
+    Request,
+    Notification,
+}
+
+/// A type-erased route: decodes params synchronously, then runs the handler.
+pub(crate) trait ErasedRoute: Send + Sync + 'static {
+    /// Decodes the params and starts the handler; the future yields the
+    /// complete response envelope (requests) or nothing useful
+    /// (notifications: the bytes are empty).
+    fn start(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        dialect: Dialect,
+    ) -> Result<BoxFuture<Answer>, ErrorObject>;
+
+    /// Decodes the params and spawns the handler as `task`'s task, without
+    /// boxing its future; on a decoding error, gives the task back.
+    // The large `Err` is the task handed back by value on the rare error
+    // path, which keeps the common path free of allocations.
+    #[allow(clippy::result_large_err)]
+    fn spawn(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        dialect: Dialect,
+        task: RequestTask,
+    ) -> Result<(), (ErrorObject, RequestTask)>;
+
+    /// Decodes the params and runs the handler, yielding the raw result.
+    fn invoke(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+    ) -> Result<BoxFuture<Result<Box<RawValue>, ErrorObject>>, ErrorObject>;
+}
+
+/// One method's route: its kind, its name and its type-erased handler.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Route {
+    pub(crate) kind: RouteKind,
+    pub(crate) name: Arc<str>,
+    pub(crate) handler: Arc<dyn ErasedRoute>,
+}
+
+impl fmt::Debug for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Route")
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl Route {
+    /// A request route, as [`Router::request`] registers it.
+    pub fn request<P, R, F, Fut>(method: &str, handler: F) -> Self
+    where
+        P: DeserializeOwned + Send + 'static,
+        R: IntoReply,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let handler = Arc::new(RequestRoute {
+            handler,
+            _marker: PhantomData,
+        });
+        Route {
+            kind: RouteKind::Request,
+            name: method.into(),
+            handler,
+        }
+    }
+
+    /// A notification route, as [`Router::notification`] registers it.
+    pub fn notification<P, F, Fut>(method: &str, handler: F) -> Self
+    where
+        P: DeserializeOwned + Send + 'static,
+        F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let handler = Arc::new(NotificationRoute {
+            handler,
+            _marker: PhantomData,
+        });
+        Route {
+            kind: RouteKind::Notification,
+            name: method.into(),
+            handler,
+        }
+    }
+}
+
+
+pub(super) struct RequestRoute<F, P> {
+    pub(super) handler: F,
+    pub(super) _marker: PhantomData<fn(P)>,
+}
+
+pub(super) struct NotificationRoute<F, P> {
+    pub(super) handler: F,
+    pub(super) _marker: PhantomData<fn(P)>,
+}
+
+impl<P, R, F, Fut> ErasedRoute for RequestRoute<F, P>
+where
+    P: DeserializeOwned + Send + 'static,
+    R: IntoReply,
+    F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+{
+    fn start(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        dialect: Dialect,
+    ) -> Result<BoxFuture<Answer>, ErrorObject> {
+        let params = decode_params::<P>(params)?;
+        let id = ctx.id.clone().unwrap_or(Id::NULL);
+        let fut = (self.handler)(params, ctx);
+        Ok(Box::pin(async move {
+            encode_reply(dialect, &id, fut.await.into_reply())
+        }))
+    }
+
+    #[allow(clippy::result_large_err)]
+    fn spawn(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        dialect: Dialect,
+        task: RequestTask,
+    ) -> Result<(), (ErrorObject, RequestTask)> {
+        let params = match decode_params::<P>(params) {
+            Ok(params) => params,
+            Err(error) => return Err((error, task)),
+        };
+        let id = task.id.clone();
+        let fut = (self.handler)(params, ctx);
+        task.spawn(async move { encode_reply(dialect, &id, fut.await.into_reply()) });
+        Ok(())
+    }
+
+    fn invoke(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+    ) -> Result<BoxFuture<Result<Box<RawValue>, ErrorObject>>, ErrorObject> {
+        let params = decode_params::<P>(params)?;
+        let fut = (self.handler)(params, ctx);
+        Ok(Box::pin(async move {
+            match fut.await.into_reply() {
+                Reply::Ok(v) => serde_json::value::to_raw_value(&v).map_err(|e| {
+                    ErrorObject::internal_error(format!("the result could not be encoded: {e}"))
+                }),
+                Reply::Err(e) => Err(e.into_error_object()),
+                Reply::Raw(outcome) => outcome,
+            }
+        }))
+    }
+}
+
+impl<P, F, Fut> ErasedRoute for NotificationRoute<F, P>
+where
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(P, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    fn start(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+        _dialect: Dialect,
+    ) -> Result<BoxFuture<Answer>, ErrorObject> {
+        let params = decode_params::<P>(params)?;
+        let fut = (self.handler)(params, ctx);
+        Ok(Box::pin(async move {
+            fut.await;
+            Answer {
+                body: Vec::new(),
+                success: true,
+            }
+        }))
+    }
+
+    #[allow(clippy::result_large_err)]
+    fn spawn(
+        &self,
+        _params: Option<&RawValue>,
+        ctx: Context,
+        _dialect: Dialect,
+        task: RequestTask,
+    ) -> Result<(), (ErrorObject, RequestTask)> {
+        // The pipeline never sends a request to a notification route; refuse
+        // like it would, should that change.
+        Err((ErrorObject::method_not_found(ctx.method()), task))
+    }
+
+    fn invoke(
+        &self,
+        params: Option<&RawValue>,
+        ctx: Context,
+    ) -> Result<BoxFuture<Result<Box<RawValue>, ErrorObject>>, ErrorObject> {
+        let params = decode_params::<P>(params)?;
+        let fut = (self.handler)(params, ctx);
+        Ok(Box::pin(async move {
+            fut.await;
+            Ok(RawValue::NULL.to_owned())
+        }))
+    }
+}
+
+/// Writes a handler's reply as a complete response envelope.
+pub(crate) fn encode_reply<T: Serialize, E: RpcError>(
+    dialect: Dialect,
+    id: &Id,
+    reply: Reply<T, E>,
+) -> Answer {
+    let encoded = match reply {
+        Reply::Ok(value) => message::response(dialect, id, Ok(&value)),
+        Reply::Err(e) => message::response::<()>(dialect, id, Err(&e.into_error_object())),
+        Reply::Raw(outcome) => message::response(dialect, id, outcome.as_deref()),
+    };
+    let (body, success) = match encoded {
+        Ok(body) => (body, true),
+        Err(body) => (body, false),
+    };
+    Answer { body, success }
+}
+
+/// Decodes params into `P`.
+///
+/// Absent params decode as nothing: `()` and `Option<T>` accept them, a
+/// struct gets its defaults or a "missing field" error. `{}` and `[]` are
+/// also accepted where `()` is expected.
+pub(crate) fn decode_params<P: DeserializeOwned>(
+    params: Option<&RawValue>,
+) -> Result<P, ErrorObject> {
+    match params {
+        None => P::deserialize(Absent).map_err(ErrorObject::invalid_params),
+        Some(raw) => serde_json::from_str::<P>(raw.get()).or_else(|e| {
+            if is_empty_container(raw.get()) {
+                P::deserialize(Absent).map_err(|_| ErrorObject::invalid_params(e))
+            } else {
+                Err(ErrorObject::invalid_params(e))
+            }
+        }),
+    }
+}
+
+fn is_empty_container(text: &str) -> bool {
+    let text = text.trim();
+    let inner = text
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('[').and_then(|t| t.strip_suffix(']')));
+    inner.is_some_and(|inner| inner.trim().is_empty())
+}
+
+/// A deserializer for params that were not sent.
+struct Absent;
+
+impl<'de> serde::Deserializer<'de> for Absent {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    fn deserialize_map<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        let empty: HashMap<String, ()> = HashMap::new();
+        visitor
+            .visit_map(serde::de::value::MapDeserializer::new(
+                empty
+                    .into_iter()
+                    .map(|(k, v)| (k.into_deserializer(), v.into_deserializer())),
+            ))
+            .map_err(|e: serde::de::value::Error| serde::de::Error::custom(e))
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.deserialize_map(visitor)
+    }
+
+    fn deserialize_seq<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        let empty: Vec<()> = Vec::new();
+        visitor
+            .visit_seq(serde::de::value::SeqDeserializer::new(
+                empty.into_iter().map(|v| v.into_deserializer()),
+            ))
+            .map_err(|e: serde::de::value::Error| serde::de::Error::custom(e))
+    }
+
+    fn deserialize_tuple<V: serde::de::Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct enum identifier ignored_any
+    }
+}
+
+/// Awaits `fut`, turning a panic into its message.
+pub(crate) async fn catch_panic<T>(fut: impl Future<Output = T>) -> Result<T, String> {
+    use futures_util::FutureExt as _;
+    std::panic::AssertUnwindSafe(fut)
+        .catch_unwind()
+        .await
+        .map_err(|payload| {
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string panic payload".to_owned())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn unit_params_accept_every_empty_form() {
+        decode_params::<()>(None).unwrap();
+        for text in ["null", "{}", "[]", "{ }", "[\n]"] {
+            decode_params::<()>(Some(&raw(text))).unwrap();
+        }
+        assert!(decode_params::<()>(Some(&raw("[1]"))).is_err());
+    }
+
+    #[test]
+    fn absent_params_fill_options_and_report_missing_fields() {
+        #[derive(serde::Deserialize)]
+        struct Opt {
+            #[allow(dead_code)]
+            a: Option<i32>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        struct Req {
+            #[allow(dead_code)]
+            a: i32,
+        }
+        decode_params::<Opt>(None).unwrap();
+        assert_eq!(decode_params::<Option<i32>>(None).unwrap(), None);
+        let err = decode_params::<Req>(None).unwrap_err();
+        assert!(err.message.contains("missing field `a`"), "{}", err.message);
+    }
+}

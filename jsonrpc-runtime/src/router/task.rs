@@ -1,0 +1,129 @@
+//! The seam between a route and the layer that runs it.
+//!
+//! A route decodes its params and starts its handler; what happens around
+//! the handler (waiting its turn, the in-flight cap, cancellation, what
+//! answer goes out, where it goes) belongs to the inbound pipeline, which
+//! sits above the router. The pipeline implements [`Runner`] and hands each
+//! request to its route as a [`RequestTask`]; the route spawns the handler's
+//! own future inside [`RequestTask::spawn`], so nothing is boxed on the way.
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ProgressSink;
+use crate::id::Id;
+use crate::message::BatchAnswers;
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Something held while a handler runs, released when it ends (an
+/// in-flight permit).
+pub(crate) type Held = Option<Box<dyn Send>>;
+
+/// A finished handler's answer, ready for the wire.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    /// The response envelope; empty for a notification.
+    pub(crate) body: Vec<u8>,
+    /// Whether the answer is a success (the lifecycle wants to know).
+    pub(crate) success: bool,
+}
+
+/// How a request's handler ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// It returned this answer.
+    Answered(Answer),
+    /// It panicked with this message.
+    Panicked(String),
+    /// It was stopped (cancelled, or the connection closed) before it
+    /// returned, or before it started.
+    Stopped,
+}
+
+/// Whether a request may start at once.
+pub(crate) enum Admission {
+    /// Now, holding this.
+    Now(Held),
+    /// When this completes.
+    Wait(BoxFuture<Held>),
+}
+
+/// What runs requests: the inbound pipeline.
+pub(crate) trait Runner: Send + Sync + 'static {
+    /// Decides whether the request may start at once.
+    fn admit(&self, task: &RequestTask) -> Admission;
+
+    /// Ends the request: decides its one answer and sends it on. Returns a
+    /// future when sending must wait (for room in the outbound budget).
+    fn finish(&self, task: RequestTask, ending: Ending) -> Option<BoxFuture<()>>;
+}
+
+/// One inbound request, handed to its route to be started.
+pub(crate) struct RequestTask {
+    pub(crate) runner: Arc<dyn Runner>,
+    pub(crate) id: Id,
+    pub(crate) method: Arc<str>,
+    /// Fired when the other side cancels the request or the connection
+    /// closes; what the handler sees through its context.
+    pub(crate) cancel: CancellationToken,
+    /// Fired when the handler must stop (usually `cancel`; a policy that
+    /// lets handlers run on after a cancellation makes it the connection's).
+    pub(crate) stop: CancellationToken,
+    /// Data the runner keeps with the task until it finishes.
+    pub(crate) ticket: Ticket,
+}
+
+/// The runner's own data about one task, carried through the route.
+#[derive(Default)]
+pub(crate) struct Ticket {
+    /// Registered among the requests the other side can cancel.
+    pub(crate) cancellable: bool,
+    /// The request's progress reporting, finished before its answer.
+    pub(crate) progress: Option<Arc<ProgressSink>>,
+    /// The batch the answer belongs in.
+    pub(crate) batch: Option<Arc<BatchAnswers>>,
+    /// The runner's ordering mark: the request starts after this many
+    /// notifications have been handled.
+    pub(crate) after: u64,
+    /// The runner's in-flight slot for the request, opaque to routes.
+    pub(crate) in_flight: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl RequestTask {
+    /// Spawns the request's task around `fut`, the handler's future.
+    pub(crate) fn spawn<F>(self, fut: F)
+    where
+        F: Future<Output = Answer> + Send + 'static,
+    {
+        tokio::spawn(self.run(fut));
+    }
+
+    async fn run<F: Future<Output = Answer>>(self, fut: F) {
+        let held = match self.runner.admit(&self) {
+            Admission::Now(held) => held,
+            Admission::Wait(wait) => wait.await,
+        };
+        let ending = if self.stop.is_cancelled() {
+            Ending::Stopped
+        } else {
+            tokio::select! {
+                biased;
+                out = super::route::catch_panic(fut) => match out {
+                    Ok(answer) => Ending::Answered(answer),
+                    Err(panic) => Ending::Panicked(panic),
+                },
+                _ = self.stop.cancelled() => Ending::Stopped,
+            }
+        };
+        drop(held);
+        let runner = self.runner.clone();
+        if let Some(send) = runner.finish(self, ending) {
+            send.await;
+        }
+    }
+}

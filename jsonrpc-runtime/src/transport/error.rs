@@ -1,0 +1,165 @@
+//! Transport failures: I/O and framing, child processes, WebSocket.
+
+use std::fmt;
+
+use crate::codec::FramingError;
+
+/// A transport failure: I/O or framing. It ends the connection.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The framer failed: I/O, or a header it cannot recover from.
+    #[error(transparent)]
+    Framing(#[from] FramingError),
+    /// The underlying channel is gone.
+    #[error("the transport is closed")]
+    Closed,
+    /// The child process at the other end exited (its stdout ended, or it
+    /// stopped reading its stdin): its exit status and what it wrote to
+    /// stderr. See [`ChildProcess`](crate::ChildProcess).
+    #[error("{0}")]
+    ProcessExited(ProcessExit),
+    /// The WebSocket connection failed: its handshake, a protocol violation,
+    /// or a message over the size limit.
+    #[error(transparent)]
+    WebSocket(WebSocketError),
+}
+
+/// How a child process ended: its exit status and the start of its stderr.
+///
+/// Stderr is drained while the child runs, so a chatty child never blocks on
+/// a full pipe; only its first [`ProcessExit::STDERR_CAPTURE_LIMIT`] bytes
+/// are kept (decoded as UTF-8, invalid sequences replaced), the rest is
+/// dropped and [`stderr_truncated`](Self::stderr_truncated) is set.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use jsonrpc_runtime::{ChildProcess, Config};
+///
+/// # async fn run() -> std::io::Result<()> {
+/// let child = ChildProcess::spawn(tokio::process::Command::new("my-server"), &Config::default())?;
+/// let exit = child.shutdown(Duration::from_secs(1)).await?;
+/// if !exit.status.success() {
+///     eprintln!("{exit}");
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProcessExit {
+    /// The child's exit status (an exit code, or the signal that ended it).
+    pub status: std::process::ExitStatus,
+    /// The first bytes the child wrote to stderr, lossily decoded as UTF-8.
+    pub stderr: String,
+    /// Whether the child wrote more to stderr than was kept.
+    pub stderr_truncated: bool,
+}
+
+impl ProcessExit {
+    /// How many bytes of a child's stderr are kept: 64 KiB.
+    pub const STDERR_CAPTURE_LIMIT: usize = 64 * 1024;
+
+    pub(crate) fn new(
+        status: std::process::ExitStatus,
+        stderr: String,
+        stderr_truncated: bool,
+    ) -> Self {
+        ProcessExit {
+            status,
+            stderr,
+            stderr_truncated,
+        }
+    }
+}
+
+impl fmt::Display for ProcessExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the child process exited ({})", self.status)?;
+        let stderr = self.stderr.trim_end();
+        if stderr.is_empty() {
+            f.write_str(" and wrote nothing to stderr")
+        } else {
+            write!(f, "; its stderr:\n{stderr}")?;
+            if self.stderr_truncated {
+                write!(
+                    f,
+                    "\n[stderr truncated to its first {} bytes]",
+                    Self::STDERR_CAPTURE_LIMIT
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A WebSocket failure (see [`TransportError::WebSocket`]).
+///
+/// The message says what went wrong and, when this side closed the
+/// connection because of it, with which close code (see
+/// [`close_code`](Self::close_code)).
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::{CloseReason, TransportError};
+///
+/// fn was_too_big(reason: &CloseReason) -> bool {
+///     matches!(reason, CloseReason::Transport(e)
+///         if matches!(&**e, TransportError::WebSocket(ws) if ws.close_code() == Some(1009)))
+/// }
+/// assert!(!was_too_big(&CloseReason::RemoteClosed));
+/// ```
+#[derive(Debug)]
+pub struct WebSocketError {
+    message: String,
+    close_code: Option<u16>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl WebSocketError {
+    /// A failure described by `message`, caused by `source` when known.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) fn new(
+        message: impl Into<String>,
+        close_code: Option<u16>,
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        WebSocketError {
+            message: message.into(),
+            close_code,
+            source,
+        }
+    }
+
+    /// The close code this side sent because of the failure: 1009 for a
+    /// message over the size limit, 1002 for a protocol violation, 1007 for
+    /// text that is not UTF-8. `None` when no close frame could be sent (the
+    /// connection was reset, the handshake failed).
+    pub fn close_code(&self) -> Option<u16> {
+        self.close_code
+    }
+}
+
+impl fmt::Display for WebSocketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "websocket: {}", self.message)
+    }
+}
+
+impl std::error::Error for WebSocketError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<std::io::Error> for TransportError {
+    fn from(e: std::io::Error) -> Self {
+        TransportError::Framing(FramingError::Io(e))
+    }
+}
+
