@@ -14,9 +14,10 @@ use futures_util::StreamExt as _;
 use jsonrpc_benches::large::{self, DidOpenParams, ItemsParams, TypedRequest};
 use jsonrpc_benches::service::{hand_router, State};
 use jsonrpc_benches::{loopback, runtime, MAX_FRAME_LEN};
-use jsonrpc_runtime::{
-    LineCodec, Message, ParseOptions, Parsed, Peer, Router, Transport, TransportError,
-};
+use jsonrpc_runtime::codec::LineCodec;
+use jsonrpc_runtime::message::{Message, ParseOptions, Parsed};
+use jsonrpc_runtime::transport::TransportError;
+use jsonrpc_runtime::{Peer, Router, Transport};
 use serde::de::DeserializeOwned;
 use tokio::runtime::Runtime;
 use tokio_util::codec::FramedRead;

@@ -9,7 +9,9 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::{Sink, Stream};
-use jsonrpc_runtime::{Frame, Transport, TransportError};
+use jsonrpc_runtime::codec::Frame;
+use jsonrpc_runtime::transport::TransportError;
+use jsonrpc_runtime::Transport;
 use tokio::sync::mpsc;
 
 /// The inbound half: frames the benchmark sends to the peer.

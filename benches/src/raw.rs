@@ -8,7 +8,8 @@
 
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
-use jsonrpc_runtime::{Frame, Transport};
+use jsonrpc_runtime::codec::Frame;
+use jsonrpc_runtime::Transport;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 
 use crate::floor;

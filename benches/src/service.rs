@@ -124,27 +124,27 @@ pub fn macro_router(state: Arc<State>) -> Router {
 }
 
 /// Our route through public pieces only: classify the frame
-/// (`jsonrpc_runtime::Message::parse_bytes`, owned), run the route (`Router::invoke`), write
-/// the answer (`jsonrpc_runtime::Message::to_json`). What a "dispatch one frame" API would
+/// (`jsonrpc_runtime::message::Message::parse_bytes`, owned), run the route (`Router::invoke`), write
+/// the answer (`jsonrpc_runtime::message::Message::to_json`). What a "dispatch one frame" API would
 /// do, minus its borrowing.
 pub async fn invoke_once(
     router: &jsonrpc_runtime::Router,
     ctx: &jsonrpc_runtime::Context,
     line: &[u8],
 ) -> Vec<u8> {
-    match jsonrpc_runtime::Message::parse_bytes(line, &jsonrpc_runtime::ParseOptions::default()) {
-        jsonrpc_runtime::Parsed::Single(jsonrpc_runtime::Message::Request(request)) => {
+    match jsonrpc_runtime::message::Message::parse_bytes(line, &jsonrpc_runtime::message::ParseOptions::default()) {
+        jsonrpc_runtime::message::Parsed::Single(jsonrpc_runtime::message::Message::Request(request)) => {
             let outcome = router
                 .invoke(&request.method, request.params.as_deref(), ctx.clone())
                 .await;
-            jsonrpc_runtime::Message::Response(jsonrpc_runtime::Response {
+            jsonrpc_runtime::message::Message::Response(jsonrpc_runtime::message::Response {
                 id: request.id,
                 outcome,
-                extras: jsonrpc_runtime::Extras::new(),
+                extras: jsonrpc_runtime::message::Extras::new(),
             })
-            .to_json(jsonrpc_runtime::Dialect::Strict)
+            .to_json(jsonrpc_runtime::message::Dialect::Strict)
         }
-        jsonrpc_runtime::Parsed::Single(jsonrpc_runtime::Message::Notification(note)) => {
+        jsonrpc_runtime::message::Parsed::Single(jsonrpc_runtime::message::Message::Notification(note)) => {
             let _ = router
                 .invoke(&note.method, note.params.as_deref(), ctx.clone())
                 .await;

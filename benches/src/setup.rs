@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use jsonrpc_runtime::{
-    ChildHandle, ChildProcess, Listener, Peer, Server, Transport, WebSocketAcceptor,
-};
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::{ChildHandle, WebSocketAcceptor};
+use jsonrpc_runtime::{ChildProcess, Peer, Server, Transport};
 use tokio::net::{TcpListener, TcpStream, UnixStream};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -104,7 +104,7 @@ pub async fn ours(kind: Kind, server_bin: &Path) -> Ours {
             let url = format!("ws://{}/", acceptor.local_addr().expect("bound"));
             let listener = Listener::new(acceptor)
                 .config(config.clone())
-                .serve(hand_router(state.clone()));
+                .spawn(hand_router(state.clone()));
             let transport = Transport::connect_websocket(&url, &config)
                 .await
                 .expect("connect");
@@ -146,7 +146,7 @@ impl Ours {
     pub async fn notes_then_add(&self, n: usize) -> i64 {
         for i in 0..n as i64 {
             self.client
-                .notify("note", AddParams { a: i, b: 1 })
+                .notify("note", AddParams { a: i, b: 1 }).await
                 .expect("notify");
         }
         self.add(1, 1).await

@@ -84,7 +84,7 @@ async fn talk(calc: &CalculatorClient) -> Result<(), CallError<CalcError>> {
         Err(CallError::Domain(e)) => println!("add(i64::MAX, 1)   -> typed error {e:?}"),
         other => println!("add(i64::MAX, 1)   -> unexpected {other:?}"),
     }
-    calc.log("the client says hello".into())?;
+    calc.log("the client says hello".into()).await?;
     Ok(())
 }
 
@@ -93,7 +93,7 @@ async fn in_memory() -> Result<(), Box<dyn std::error::Error>> {
     let server = Peer::builder()
         .router(Calc::default().into_router())
         .spawn(server_side);
-    let calc = CalculatorClient::new(Peer::connect(client_side));
+    let calc = CalculatorClient::new(Peer::spawn(client_side));
     talk(&calc).await?;
     calc.peer().close(Duration::from_secs(1)).await;
     server.closed().await;
@@ -117,7 +117,7 @@ async fn call() -> Result<(), Box<dyn std::error::Error>> {
     command.arg("serve");
     let (transport, child) = ChildProcess::spawn(command, &Config::default())?.into_parts();
     println!("spawned `calculator serve` as pid {:?}", child.id());
-    let calc = CalculatorClient::new(Peer::connect(transport));
+    let calc = CalculatorClient::new(Peer::spawn(transport));
     talk(&calc).await?;
     calc.peer().close(Duration::from_secs(1)).await;
     let exit = child.shutdown(Duration::from_secs(2)).await?;

@@ -299,7 +299,8 @@ impl LanguageServer for Server {
                 &ctx,
                 LOG_INFO,
                 "the client does not offer workspace/configuration".into(),
-            );
+            )
+            .await;
             return;
         }
         let items = json!({"items": [{"section": "example"}]});
@@ -308,12 +309,15 @@ impl LanguageServer for Server {
             .call::<Value>("workspace/configuration", items)
             .await
         {
-            Ok(answer) => log(&ctx, LOG_INFO, format!("configuration: {answer}")),
-            Err(e) => log(
-                &ctx,
-                LOG_ERROR,
-                format!("workspace/configuration failed: {e}"),
-            ),
+            Ok(answer) => log(&ctx, LOG_INFO, format!("configuration: {answer}")).await,
+            Err(e) => {
+                log(
+                    &ctx,
+                    LOG_ERROR,
+                    format!("workspace/configuration failed: {e}"),
+                )
+                .await
+            }
         }
     }
 
@@ -342,20 +346,26 @@ impl LanguageServer for Server {
             },
         );
         match previous {
-            Some(old) if old.version >= id.version => log(
-                &ctx,
-                LOG_WARNING,
-                format!(
-                    "{}: version {} arrived after version {}",
-                    id.uri, id.version, old.version
-                ),
-            ),
+            Some(old) if old.version >= id.version => {
+                log(
+                    &ctx,
+                    LOG_WARNING,
+                    format!(
+                        "{}: version {} arrived after version {}",
+                        id.uri, id.version, old.version
+                    ),
+                )
+                .await
+            }
             Some(_) => {}
-            None => log(
-                &ctx,
-                LOG_WARNING,
-                format!("{}: changed before it was opened", id.uri),
-            ),
+            None => {
+                log(
+                    &ctx,
+                    LOG_WARNING,
+                    format!("{}: changed before it was opened", id.uri),
+                )
+                .await
+            }
         }
     }
 
@@ -403,7 +413,7 @@ impl LanguageServer for Server {
         let total = Duration::from_millis(params.ms);
         for step in 0..SLOW_STEPS {
             if step > 0 {
-                progress.report(step * 100 / SLOW_STEPS);
+                progress.report(step * 100 / SLOW_STEPS).await;
             }
             let slice_end = total.mul_f64((step + 1) as f64 / SLOW_STEPS as f64);
             // An elapsed deadline is skipped: tokio rounds it up to the
@@ -413,7 +423,7 @@ impl LanguageServer for Server {
                 tokio::time::sleep_until(deadline.into()).await;
             }
         }
-        progress.end();
+        progress.end().await;
         Ok(SlowResult {
             slept_ms: params.ms,
         })
@@ -429,10 +439,10 @@ impl LanguageServer for Server {
 }
 
 /// Sends `window/logMessage` (and copies it to stderr).
-fn log(ctx: &Context, kind: u8, message: String) {
+async fn log(ctx: &Context, kind: u8, message: String) {
     eprintln!("lsp_server: {message}");
     let params = json!({"type": kind, "message": message});
-    if let Err(e) = ctx.peer().notify("window/logMessage", params) {
+    if let Err(e) = ctx.peer().notify("window/logMessage", params).await {
         eprintln!("lsp_server: could not send window/logMessage: {e}");
     }
 }
@@ -488,25 +498,28 @@ impl WorkDone {
             ended: false,
         };
         progress
-            .send(json!({"kind": "begin", "title": title, "cancellable": true, "percentage": 0}));
+            .send(json!({"kind": "begin", "title": title, "cancellable": true, "percentage": 0}))
+            .await;
         progress
     }
 
-    fn report(&self, percentage: u64) {
-        self.send(json!({"kind": "report", "percentage": percentage}));
+    async fn report(&self, percentage: u64) {
+        self.send(json!({"kind": "report", "percentage": percentage}))
+            .await;
     }
 
-    fn end(mut self) {
+    async fn end(mut self) {
         self.ended = true;
-        self.send(json!({"kind": "end", "message": "done"}));
+        self.send(json!({"kind": "end", "message": "done"})).await;
     }
 
-    fn send(&self, value: Value) {
+    async fn send(&self, value: Value) {
         let sent = match &self.channel {
             Channel::Nowhere => Ok(()),
             Channel::Request(ctx) => ctx.progress(value),
             Channel::Created { peer, token } => {
                 peer.notify("$/progress", json!({"token": token, "value": value}))
+                    .await
             }
         };
         if let Err(e) = sent {
@@ -517,9 +530,21 @@ impl WorkDone {
 
 impl Drop for WorkDone {
     fn drop(&mut self) {
-        if !self.ended {
-            eprintln!("lsp_server: example/slow stopped before it finished");
-            self.send(json!({"kind": "end", "message": "cancelled"}));
+        if self.ended {
+            return;
+        }
+        eprintln!("lsp_server: example/slow stopped before it finished");
+        let end = json!({"kind": "end", "message": "cancelled"});
+        match &self.channel {
+            Channel::Nowhere => {}
+            Channel::Request(ctx) => {
+                let _ = ctx.progress(end);
+            }
+            // Drop cannot wait for room in the outbound budget: a task does.
+            Channel::Created { peer, token } => {
+                let (peer, params) = (peer.clone(), json!({"token": token, "value": end}));
+                tokio::spawn(async move { peer.notify("$/progress", params).await });
+            }
         }
     }
 }

@@ -74,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => println!("divide(1, 0) unexpectedly gave {other:?}"),
     }
 
-    client.notify("log", ("a notification",))?;
+    client.notify("log", ("a notification",)).await?;
     let greeting: String = client.call("greet", ()).await?;
     println!("greet() = {greeting:?}");
 

@@ -29,10 +29,11 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use jsonrpc_runtime::{
-    rpc, CancellationPolicy, CloseReason, Config, Context, ErrorObject, Framing, Listener, Peer,
-    PeerAddr, Router, TcpAcceptor, Transport, UnixAcceptor, WebSocketAcceptor,
-};
+use jsonrpc_runtime::codec::Framing;
+use jsonrpc_runtime::policy::CancellationPolicy;
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor};
+use jsonrpc_runtime::{rpc, CloseReason, Config, Context, ErrorObject, Peer, Router, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Number, Value};
@@ -238,7 +239,8 @@ impl SpecServer for Arc<Spec> {
             Ok(answer) => {
                 let _ = ctx
                     .peer()
-                    .notify("test/answer", json!({"clientSaid": answer}));
+                    .notify("test/answer", json!({"clientSaid": answer}))
+                    .await;
             }
             Err(e) => eprintln!("spec_server: test/ask failed: {e}"),
         }
@@ -248,7 +250,8 @@ impl SpecServer for Arc<Spec> {
         for step in 1..=p.n {
             let _ = ctx
                 .peer()
-                .notify("$/progress", json!({"token": p.token, "value": step}));
+                .notify("$/progress", json!({"token": p.token, "value": step}))
+                .await;
         }
         json!({"done": true, "steps": p.n})
     }
@@ -363,7 +366,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on tcp {}",
                     local(acceptor.local_addr())
                 );
-                servers.push(Listener::new(acceptor).config(config.clone()).serve(routes));
+                servers.push(Listener::new(acceptor).config(config.clone()).spawn(routes));
             }
             Err(e) => return bind_failed("tcp", addr, &e),
         }
@@ -375,7 +378,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on unix {}",
                     acceptor.path().display()
                 );
-                servers.push(Listener::new(acceptor).config(config.clone()).serve(routes));
+                servers.push(Listener::new(acceptor).config(config.clone()).spawn(routes));
             }
             Err(e) => return bind_failed("unix", &path.display().to_string(), &e),
         }
@@ -387,7 +390,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on ws://{}/",
                     local(acceptor.local_addr())
                 );
-                servers.push(Listener::new(acceptor).config(config.clone()).serve(routes));
+                servers.push(Listener::new(acceptor).config(config.clone()).spawn(routes));
             }
             Err(e) => return bind_failed("ws", addr, &e),
         }

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use jsonrpc_runtime::{
-    Config, Context, ErrorObject, Listener, Peer, PeerAddr, Router, TcpAcceptor, Transport,
-};
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor};
+use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
 
 /// The routes for one connection: they know who they talk to.
 fn routes(addr: &PeerAddr) -> Router {
@@ -31,14 +31,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Listener::new(acceptor)
         .config(config.clone())
         .connection_limit(64)
-        .serve(routes);
+        .spawn(routes);
     println!("listening on tcp {addr}");
 
     let mut clients = Vec::new();
     for i in 0..3i64 {
         let config = config.clone();
         clients.push(tokio::spawn(async move {
-            let client = Peer::connect(Transport::connect_tcp(addr, &config).await?);
+            let client = Peer::spawn(Transport::connect_tcp(addr, &config).await?);
             let greeting: String = client.call("hello", ()).await?;
             let sum: i64 = client.call("add", (i, 10)).await?;
             client.close(Duration::from_secs(1)).await;

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use jsonrpc_runtime::{
-    Config, Context, ErrorObject, Listener, Peer, Router, Transport, UnixAcceptor,
-};
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::UnixAcceptor;
+use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,10 +21,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let acceptor = UnixAcceptor::bind(&path).await?;
     let server = Listener::new(acceptor)
         .config(config.clone())
-        .serve(router.clone());
+        .spawn(router.clone());
     println!("listening on unix {}", path.display());
 
-    let client = Peer::connect(Transport::connect_unix(&path, &config).await?);
+    let client = Peer::spawn(Transport::connect_unix(&path, &config).await?);
     let sum: i64 = client.call("add", (40, 2)).await?;
     println!("add(40, 2) = {sum}");
     println!("live connections: {}", server.live_connections());

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use jsonrpc_runtime::{
-    Config, Context, ErrorObject, Listener, Peer, Router, Transport, WebSocketAcceptor,
-};
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::WebSocketAcceptor;
+use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = format!("ws://{}/rpc", acceptor.local_addr()?);
     let server = Listener::new(acceptor)
         .config(config.clone())
-        .serve(server_routes);
+        .spawn(server_routes);
     println!("listening on {url}");
 
     let client_routes = Router::new().request("whoami", |(): (), _: Context| async {

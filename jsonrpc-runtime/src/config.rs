@@ -377,7 +377,10 @@ impl Config {
     /// `method`, `params`, `result` or `error`.
     #[track_caller]
     pub fn extras(mut self, extras: Extras) -> Self {
-        if let Some(reserved) = extras.keys().find(|k| crate::message::is_reserved_member(k)) {
+        if let Some(reserved) = extras
+            .keys()
+            .find(|k| crate::message::is_reserved_member(k))
+        {
             panic!("the extra member `{reserved}` is part of the JSON-RPC envelope; choose another name");
         }
         self.extras = extras;

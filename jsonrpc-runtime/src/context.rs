@@ -112,14 +112,14 @@ impl Context {
     }
 
     /// The progress token the caller sent with this request, if the
-    /// connection has a [`ProgressPolicy`](crate::ProgressPolicy) and the
+    /// connection has a [`ProgressPolicy`](crate::policy::ProgressPolicy) and the
     /// caller sent one.
     pub fn progress_token(&self) -> Option<&Id> {
         self.progress.as_ref().and_then(|p| p.work.as_ref())
     }
 
     /// Reports progress to the caller, on the token it sent with the request,
-    /// as the connection's [`ProgressPolicy`](crate::ProgressPolicy) spells
+    /// as the connection's [`ProgressPolicy`](crate::policy::ProgressPolicy) spells
     /// it. Does nothing without a policy or a token, and after the handler
     /// has answered: reports always precede the answer on the wire.
     ///
@@ -138,11 +138,12 @@ impl Context {
     ///
     /// # Errors
     ///
-    /// [`SendError::InvalidParams`](crate::SendError::InvalidParams) when the
-    /// value does not fit the policy (MCP wants an object whose `progress`
-    /// increases), [`SendError::Closed`](crate::SendError::Closed) when the
-    /// connection is closed.
-    pub fn progress(&self, value: impl Serialize) -> Result<(), crate::SendError> {
+    /// [`SendError::InvalidParams`] when the value does not fit the policy
+    /// (MCP wants an object whose `progress` increases), [`SendError::Full`]
+    /// when the outbound budget is spent (a report never waits: the next one
+    /// carries newer news), [`SendError::Closed`] when the connection is
+    /// closed.
+    pub fn progress(&self, value: impl Serialize) -> Result<(), SendError> {
         self.report(false, value)
     }
 
@@ -152,15 +153,15 @@ impl Context {
     /// # Errors
     ///
     /// As [`progress`](Context::progress).
-    pub fn partial_result(&self, value: impl Serialize) -> Result<(), crate::SendError> {
+    pub fn partial_result(&self, value: impl Serialize) -> Result<(), SendError> {
         self.report(true, value)
     }
 
-    fn report(&self, partial: bool, value: impl Serialize) -> Result<(), crate::SendError> {
+    fn report(&self, partial: bool, value: impl Serialize) -> Result<(), SendError> {
         let Some(sink) = &self.progress else {
             return Ok(());
         };
-        let value = serde_json::to_value(value).map_err(crate::SendError::InvalidParams)?;
+        let value = serde_json::to_value(value).map_err(SendError::InvalidParams)?;
         sink.send(self.peer.shared(), partial, value)
     }
 
@@ -208,7 +209,6 @@ impl fmt::Debug for Context {
             .finish_non_exhaustive()
     }
 }
-
 
 /// The handler side: where `Context::progress` sends reports for one
 /// inbound request.

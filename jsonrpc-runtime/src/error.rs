@@ -13,7 +13,6 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-
 pub use crate::peer::{CallError, CloseReason, SendError};
 pub use crate::transport::{ProcessExit, TransportError, WebSocketError};
 
@@ -26,7 +25,8 @@ pub use crate::transport::{ProcessExit, TransportError, WebSocketError};
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{ErrorCode, ErrorStage};
+/// use jsonrpc_runtime::error::ErrorStage;
+/// use jsonrpc_runtime::ErrorCode;
 ///
 /// assert_eq!(ErrorCode::METHOD_NOT_FOUND.stage(), ErrorStage::Dispatch);
 /// assert!(ErrorCode(-32050).is_implementation_defined());
@@ -136,7 +136,8 @@ impl From<i64> for ErrorCode {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{ErrorObject, ErrorStage};
+/// use jsonrpc_runtime::error::ErrorStage;
+/// use jsonrpc_runtime::ErrorObject;
 ///
 /// let err = ErrorObject::invalid_params("missing field `a`");
 /// assert_eq!(err.stage(), ErrorStage::Dispatch);

@@ -49,18 +49,18 @@
 pub mod __private;
 
 // The layers, bottom up; a module imports only from those above it here.
-mod id;
-pub mod error;
-pub mod message;
 pub mod codec;
-pub mod transport;
 pub mod config;
-pub mod policy;
-mod peer;
 pub mod context;
-pub mod router;
 mod dispatch;
+pub mod error;
+mod id;
+pub mod message;
+mod peer;
+pub mod policy;
+pub mod router;
 pub mod server;
+pub mod transport;
 
 pub use self::config::Config;
 pub use self::context::Context;

@@ -5,7 +5,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use jsonrpc_runtime::{Config, Framing, Peer, Router, Transport};
+use jsonrpc_runtime::codec::Framing;
+use jsonrpc_runtime::{Config, Peer, Router, Transport};
 use serde_json::Value;
 use tokio::io::{
     AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
@@ -58,7 +59,7 @@ impl RawClient {
     pub fn start(router: Router, config: Config) -> RawClient {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(theirs);
-        let codec = Framing::NewlineDelimited.codec(jsonrpc_runtime::DEFAULT_MAX_FRAME_LEN);
+        let codec = Framing::NewlineDelimited.codec(jsonrpc_runtime::codec::DEFAULT_MAX_FRAME_LEN);
         let peer = Peer::builder()
             .config(config)
             .router(router)
@@ -160,7 +161,7 @@ impl XorShift {
 #[derive(Debug)]
 pub struct Chunked {
     /// Every frame decoded, in order.
-    pub frames: Vec<jsonrpc_runtime::Frame>,
+    pub frames: Vec<jsonrpc_runtime::codec::Frame>,
     /// The most bytes the buffer held after a `decode` call.
     pub max_len: usize,
     /// The largest capacity the buffer reached.
@@ -176,8 +177,8 @@ pub fn decode_chunked<C>(
 ) -> Chunked
 where
     C: tokio_util::codec::Decoder<
-        Item = jsonrpc_runtime::Frame,
-        Error = jsonrpc_runtime::FramingError,
+        Item = jsonrpc_runtime::codec::Frame,
+        Error = jsonrpc_runtime::codec::FramingError,
     >,
 {
     let mut buf = bytes::BytesMut::new();
@@ -206,7 +207,8 @@ where
 /// One request (with `id`) or notification (without), encoded as a frame
 /// body, for tests that drive a transport without a peer.
 pub fn message_frame(id: Option<i64>, method: &str, params: Value) -> bytes::Bytes {
-    use jsonrpc_runtime::{Dialect, Id, Message, Notification, Request};
+    use jsonrpc_runtime::message::{Dialect, Message, Notification, Request};
+    use jsonrpc_runtime::Id;
     let params = Some(serde_json::value::to_raw_value(&params).expect("params encode"));
     let message = match id {
         Some(id) => Message::Request(Request {

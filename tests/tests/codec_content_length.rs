@@ -4,7 +4,7 @@ use std::io;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use jsonrpc_runtime::{
+use jsonrpc_runtime::codec::{
     ContentLengthCodec, Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN,
 };
 use tokio::io::AsyncWriteExt;
@@ -71,7 +71,7 @@ fn decode_chunked<C>(
     chunk_len: impl FnMut() -> usize,
 ) -> (Vec<Frame>, usize)
 where
-    C: tokio_util::codec::Decoder<Item = Frame, Error = jsonrpc_runtime::FramingError>,
+    C: tokio_util::codec::Decoder<Item = Frame, Error = jsonrpc_runtime::codec::FramingError>,
 {
     let out = tests::decode_chunked(codec, input, chunk_len);
     (out.frames, out.max_capacity)

@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 use futures_util::{SinkExt, StreamExt};
-use jsonrpc_runtime::{Frame, FrameRefusal, FramingError, LineCodec, DEFAULT_MAX_FRAME_LEN};
+use jsonrpc_runtime::codec::{Frame, FrameRefusal, LineCodec, DEFAULT_MAX_FRAME_LEN};
 use tokio::io::AsyncWriteExt;
 use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
 
@@ -38,7 +38,7 @@ fn decode_chunked<C>(
     chunk_len: impl FnMut() -> usize,
 ) -> (Vec<Frame>, usize)
 where
-    C: tokio_util::codec::Decoder<Item = Frame, Error = jsonrpc_runtime::FramingError>,
+    C: tokio_util::codec::Decoder<Item = Frame, Error = jsonrpc_runtime::codec::FramingError>,
 {
     let out = tests::decode_chunked(codec, input, chunk_len);
     (out.frames, out.max_len)
@@ -320,12 +320,20 @@ fn encoded_messages_decode_to_themselves() {
 fn encoder_writes_a_pretty_message_on_one_line() {
     let mut out = BytesMut::from(&b"earlier\n"[..]);
     LineCodec::new()
-        .encode(Bytes::from_static(b"{\n  \"id\": 1,\r\n  \"a\": \"x\\ny\"\n}"), &mut out)
+        .encode(
+            Bytes::from_static(b"{\n  \"id\": 1,\r\n  \"a\": \"x\\ny\"\n}"),
+            &mut out,
+        )
         .unwrap();
-    assert_eq!(&out[..], b"earlier\n{   \"id\": 1,\r   \"a\": \"x\\ny\" }\n");
+    assert_eq!(
+        &out[..],
+        b"earlier\n{   \"id\": 1,\r   \"a\": \"x\\ny\" }\n"
+    );
     let frames = decode_one_shot(LineCodec::new(), &out);
     assert_eq!(frames.len(), 2, "still one line: {frames:?}");
-    let Frame::Message(json) = &frames[1] else { panic!("{frames:?}") };
+    let Frame::Message(json) = &frames[1] else {
+        panic!("{frames:?}")
+    };
     let value: serde_json::Value = serde_json::from_slice(json).unwrap();
     assert_eq!(value, serde_json::json!({"id": 1, "a": "x\ny"}));
 }

@@ -11,9 +11,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
+use jsonrpc_runtime::codec::Frame;
+use jsonrpc_runtime::transport::{ChildHandle, ProcessExit, TransportError};
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildHandle, ChildProcess, Config, Context, ErrorCode, ErrorObject,
-    Frame, Id, ProcessExit, Router, TransportError,
+    CallError, CallOptions, ChildProcess, Config, Context, ErrorCode, ErrorObject, Id, Router,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
@@ -97,7 +98,7 @@ impl Client {
             result["capabilities"]["textDocumentSync"]["change"], 1,
             "{result}"
         );
-        client.peer.notify("initialized", json!({})).unwrap();
+        client.peer.notify("initialized", json!({})).await.unwrap();
         client
     }
 
@@ -159,12 +160,13 @@ fn plain_error_code(error: &CallError) -> i64 {
     }
 }
 
-fn open(client: &Client, uri: &str, text: &str) {
+async fn open(client: &Client, uri: &str, text: &str) {
     let document = json!({"uri": uri, "languageId": "plaintext", "version": 1, "text": text});
     let params = json!({"textDocument": document});
     client
         .peer
         .notify("textDocument/didOpen", params)
+        .await
         .expect("didOpen");
 }
 
@@ -177,7 +179,7 @@ async fn requests_before_initialize_are_refused_and_initialize_happens_once() {
     let again = client.initialize(json!({})).await.unwrap_err();
     assert_eq!(plain_error_code(&again), -32600);
     assert_eq!(client.hover("file:///a").await.unwrap(), Value::Null);
-    client.peer.notify("exit", ()).unwrap();
+    client.peer.notify("exit", ()).await.unwrap();
     // `exit` without `shutdown`: code 1.
     assert_eq!(client.exited().await.status.code(), Some(1));
 }
@@ -207,8 +209,8 @@ async fn initialized_asks_workspace_configuration_and_logs_the_answer() {
 async fn hover_counts_the_words_of_the_open_document() {
     let mut client = Client::initialized(json!({})).await;
     client.next_log().await;
-    open(&client, "file:///a.txt", "one two three");
-    open(&client, "file:///b.txt", "  solo\n");
+    open(&client, "file:///a.txt", "one two three").await;
+    open(&client, "file:///b.txt", "  solo\n").await;
     let hover = client.hover("file:///a.txt").await.unwrap();
     assert_eq!(
         hover,
@@ -226,6 +228,7 @@ async fn hover_counts_the_words_of_the_open_document() {
             "textDocument/didClose",
             json!({"textDocument": {"uri": "file:///a.txt"}}),
         )
+        .await
         .unwrap();
     assert_eq!(client.hover("file:///a.txt").await.unwrap(), Value::Null);
 }
@@ -235,7 +238,7 @@ async fn a_thousand_rapid_did_change_notifications_apply_in_order_before_a_hover
     let mut client = Client::initialized(json!({})).await;
     client.next_log().await;
     let uri = "file:///burst.txt";
-    open(&client, uri, "w");
+    open(&client, uri, "w").await;
     for version in 2..=1001 {
         let params = json!({
             "textDocument": {"uri": uri, "version": version},
@@ -244,6 +247,7 @@ async fn a_thousand_rapid_did_change_notifications_apply_in_order_before_a_hover
         client
             .peer
             .notify("textDocument/didChange", params)
+            .await
             .expect("didChange");
     }
     let hover = client.hover(uri).await.unwrap();
@@ -259,6 +263,7 @@ async fn a_thousand_rapid_did_change_notifications_apply_in_order_before_a_hover
     client
         .peer
         .notify("textDocument/didChange", marker)
+        .await
         .unwrap();
     let log = client.next_log().await;
     assert_eq!(
@@ -455,7 +460,7 @@ async fn cancelling_slow_answers_request_cancelled_and_frees_the_handler_at_once
          after $/cancelRequest (target 50 ms)"
     );
     // The session goes on.
-    open(&client, "file:///a", "still here");
+    open(&client, "file:///a", "still here").await;
     assert_eq!(
         client.hover("file:///a").await.unwrap()["contents"]["value"],
         "2 words"
@@ -493,7 +498,7 @@ async fn cancellation_races_end_each_call_once_with_its_result_or_request_cancel
         client.call("shutdown", Value::Null).await.unwrap(),
         Value::Null
     );
-    client.peer.notify("exit", ()).unwrap();
+    client.peer.notify("exit", ()).await.unwrap();
     assert_eq!(client.exited().await.status.code(), Some(0));
 }
 
@@ -506,12 +511,12 @@ async fn exit_after_shutdown_is_code_zero_and_requests_after_shutdown_are_refuse
     );
     let late = client.hover("file:///a").await.unwrap_err();
     assert_eq!(plain_error_code(&late), -32600);
-    client.peer.notify("exit", ()).unwrap();
+    client.peer.notify("exit", ()).await.unwrap();
     assert_eq!(client.exited().await.status.code(), Some(0));
 
     // `exit` before anything else: code 1.
     let client = Client::spawn();
-    client.peer.notify("exit", ()).unwrap();
+    client.peer.notify("exit", ()).await.unwrap();
     assert_eq!(client.exited().await.status.code(), Some(1));
 }
 

@@ -8,10 +8,10 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use jsonrpc_runtime::{
-    CallError, CallOptions, ChildHandle, ChildProcess, Config, ErrorObject, Frame, Id, Message,
-    Parsed, Peer, ProcessExit, TransportError,
-};
+use jsonrpc_runtime::codec::Frame;
+use jsonrpc_runtime::message::{Message, Parsed};
+use jsonrpc_runtime::transport::{ChildHandle, ProcessExit, TransportError};
+use jsonrpc_runtime::{CallError, CallOptions, ChildProcess, Config, ErrorObject, Id, Peer};
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::process::Command;
@@ -46,6 +46,7 @@ impl Server {
         server
             .peer
             .notify("notifications/initialized", json!({}))
+            .await
             .expect("notify initialized");
         (server, result)
     }
@@ -109,6 +110,7 @@ async fn handshake_gates_requests_until_initialize_and_ping_always_answers() {
     server
         .peer
         .notify("notifications/initialized", json!({}))
+        .await
         .unwrap();
     let again = server.initialize(VERSIONS[0]).await.unwrap_err();
     assert_eq!(error_code(&again), -32600);

@@ -7,9 +7,10 @@ mod transport_support;
 use std::process::Stdio;
 use std::time::Duration;
 
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor};
 use jsonrpc_runtime::{
-    CallError, Config, Context, ErrorCode, ErrorObject, Listener, Peer, PeerAddr, Router,
-    TcpAcceptor, Transport,
+    CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router, Transport,
 };
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
@@ -23,7 +24,7 @@ async fn bind() -> (TcpAcceptor, std::net::SocketAddr) {
 }
 
 async fn connect(addr: std::net::SocketAddr) -> Peer {
-    Peer::connect(
+    Peer::spawn(
         Transport::connect_tcp(addr, &Config::default())
             .await
             .unwrap(),
@@ -33,7 +34,7 @@ async fn connect(addr: std::net::SocketAddr) -> Peer {
 #[tokio::test]
 async fn routes_can_be_built_per_connection() {
     let (acceptor, addr) = bind().await;
-    let server = Listener::new(acceptor).serve(|peer: &PeerAddr| {
+    let server = Listener::new(acceptor).spawn(|peer: &PeerAddr| {
         let who = peer.to_string();
         Router::new().request("whoami", move |(): (), _: Context| {
             let who = who.clone();
@@ -53,7 +54,7 @@ async fn routes_can_be_built_per_connection() {
 #[tokio::test]
 async fn connection_limit_holds_extra_clients_until_one_leaves() {
     let (acceptor, addr) = bind().await;
-    let server = Listener::new(acceptor).connection_limit(2).serve(router());
+    let server = Listener::new(acceptor).connection_limit(2).spawn(router());
     let (first, second) = (connect(addr).await, connect(addr).await);
     assert_eq!(first.call::<i64>("add", (1, 1)).await.unwrap(), 2);
     assert_eq!(second.call::<i64>("add", (2, 2)).await.unwrap(), 4);
@@ -81,7 +82,7 @@ async fn connection_limit_holds_extra_clients_until_one_leaves() {
 #[tokio::test]
 async fn shutdown_lets_running_requests_finish_and_refuses_new_ones() {
     let (acceptor, addr) = bind().await;
-    let server = Listener::new(acceptor).serve(router());
+    let server = Listener::new(acceptor).spawn(router());
     let client = connect(addr).await;
     let slow = tokio::spawn({
         let client = client.clone();
@@ -111,7 +112,7 @@ async fn shutdown_lets_running_requests_finish_and_refuses_new_ones() {
 #[tokio::test]
 async fn shutdown_grace_expiry_answers_running_requests_with_server_closing() {
     let (acceptor, addr) = bind().await;
-    let server = Listener::new(acceptor).serve(router());
+    let server = Listener::new(acceptor).spawn(router());
     let client = connect(addr).await;
     let slow = tokio::spawn({
         let client = client.clone();
@@ -131,7 +132,7 @@ async fn shutdown_grace_expiry_answers_running_requests_with_server_closing() {
 #[tokio::test]
 async fn dropping_the_server_closes_every_connection_at_once() {
     let (acceptor, addr) = bind().await;
-    let server = Listener::new(acceptor).serve(router());
+    let server = Listener::new(acceptor).spawn(router());
     let client = connect(addr).await;
     let slow = tokio::spawn({
         let client = client.clone();
@@ -154,7 +155,7 @@ async fn dropping_the_server_closes_every_connection_at_once() {
 #[tokio::test]
 async fn live_connections_counts_open_connections() {
     let (acceptor, addr) = bind().await;
-    let server = Listener::new(acceptor).serve(router());
+    let server = Listener::new(acceptor).spawn(router());
     assert_eq!(server.live_connections(), 0);
     let clients = [
         connect(addr).await,
@@ -216,7 +217,7 @@ async fn spec_server_serves_every_socket_and_exits_cleanly_on_sigterm() {
         } else {
             Transport::connect_websocket(line, &config).await.unwrap()
         };
-        clients.push(Peer::connect(transport));
+        clients.push(Peer::spawn(transport));
     }
     for client in &clients {
         assert_eq!(client.call::<i64>("subtract", [42, 23]).await.unwrap(), 19);
@@ -255,8 +256,8 @@ async fn spec_server_over_tcp_with_content_length_framing() {
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
     let lines = listening_lines(&mut stderr, 1).await;
     let addr = lines[0].strip_prefix("tcp ").unwrap();
-    let config = Config::default().framing(jsonrpc_runtime::Framing::ContentLength);
-    let client = Peer::connect(Transport::connect_tcp(addr, &config).await.unwrap());
+    let config = Config::default().framing(jsonrpc_runtime::codec::Framing::ContentLength);
+    let client = Peer::spawn(Transport::connect_tcp(addr, &config).await.unwrap());
     assert_eq!(client.call::<i64>("subtract", [5, 8]).await.unwrap(), -3);
     client.close(Duration::from_secs(1)).await;
     child.kill().await.unwrap();

@@ -99,7 +99,7 @@ fn serve() -> (CalculatorClient, Peer) {
     let server = Peer::builder()
         .router(Calc::default().into_router())
         .spawn(b);
-    (CalculatorClient::new(Peer::connect(a)), server)
+    (CalculatorClient::new(Peer::spawn(a)), server)
 }
 
 #[tokio::test]
@@ -137,7 +137,7 @@ async fn optional_arguments_context_and_no_params() {
     assert_eq!(client.scale(3, None).await.unwrap(), 3);
     assert_eq!(client.scale(3, Some(4)).await.unwrap(), 12);
     assert_eq!(client.whoami().await.unwrap(), "whoami #3");
-    client.log("hello".into()).unwrap();
+    client.log("hello".into()).await.unwrap();
     assert_eq!(client.total().await.unwrap(), 5);
     assert_eq!(client.echo(vec!["a".into()]).await.unwrap(), ["a"]);
     assert_eq!(client.renamed(9).await.unwrap(), 9);
@@ -245,7 +245,7 @@ async fn generic_traits_serve_and_call() {
     let _server = Peer::builder()
         .router(MemStore::default().into_router())
         .spawn(b);
-    let client: StoreClient<String, u32> = StoreClient::new(Peer::connect(a));
+    let client: StoreClient<String, u32> = StoreClient::new(Peer::spawn(a));
     client.put("a".into(), 1).await.unwrap();
     assert_eq!(client.get("a".into()).await.unwrap(), Some(1));
     assert_eq!(client.get("b".into()).await.unwrap(), None);
@@ -349,7 +349,7 @@ impl Indexer for IndexerImpl {
 #[tokio::test]
 async fn generated_progress_and_partial_variants_are_typed() {
     let config =
-        jsonrpc_runtime::Config::default().progress(jsonrpc_runtime::ProgressPolicy::lsp());
+        jsonrpc_runtime::Config::default().progress(jsonrpc_runtime::policy::ProgressPolicy::lsp());
     let (a, b) = Transport::pair(64);
     let _server = Peer::builder()
         .config(config.clone())

@@ -5,10 +5,11 @@
 //! then the envelope details (whitespace, extras, escaped names, duplicate
 //! members), then writing, then a determinism sweep over tricky inputs.
 
-use jsonrpc_runtime::{
-    Batches, Dialect, ErrorCode, ErrorObject, Id, Message, Notification, NullId, NullParams,
-    ParseOptions, Parsed, Refusal, Request, Response,
+use jsonrpc_runtime::message::{
+    Batches, Dialect, Message, Notification, NullId, NullParams, ParseOptions, Parsed, Refusal,
+    Request, Response,
 };
+use jsonrpc_runtime::{ErrorCode, ErrorObject, Id};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 

@@ -4,9 +4,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jsonrpc_runtime::config::{IdStrategy, UnknownMethod};
+use jsonrpc_runtime::message::Extras;
+use jsonrpc_runtime::router::ErrorMapping;
 use jsonrpc_runtime::{
-    CallError, CallOptions, Config, Context, ErrorCode, ErrorMapping, ErrorObject, Extras, Id,
-    IdStrategy, Peer, Reply, Response, Router, RpcError, Transport, UnknownMethod,
+    CallError, CallOptions, Config, Context, ErrorCode, ErrorObject, Id, Peer, Reply, Router,
+    RpcError, Transport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -15,7 +18,7 @@ use tests::RawClient;
 fn connect(router: Router, config: Config) -> (Peer, Peer) {
     let (a, b) = Transport::pair(64);
     let server = Peer::builder().router(router).config(config).spawn(b);
-    (Peer::connect(a), server)
+    (Peer::spawn(a), server)
 }
 
 #[derive(Deserialize)]
@@ -43,11 +46,11 @@ async fn call_over_duplex_with_content_length_framing() {
     let (x, y) = tokio::io::duplex(4096);
     let (xr, xw) = tokio::io::split(x);
     let (yr, yw) = tokio::io::split(y);
-    let codec = jsonrpc_runtime::ContentLengthCodec::new();
+    let codec = jsonrpc_runtime::codec::ContentLengthCodec::new();
     let _server = Peer::builder()
         .router(add_router())
         .spawn(Transport::from_io(yr, yw, codec.clone()));
-    let client = Peer::connect(Transport::from_io(xr, xw, codec));
+    let client = Peer::spawn(Transport::from_io(xr, xw, codec));
     let sum: i64 = client.call("add", json!({"a": 40, "b": 2})).await.unwrap();
     assert_eq!(sum, 42);
 }
@@ -162,14 +165,20 @@ async fn registering_a_method_twice_panics_with_its_name() {
 }
 
 #[tokio::test]
-async fn halt_answers_with_the_prebuilt_response() {
-    let router = Router::new().request("halt", |(): (), ctx: Context| async move {
-        let id = ctx.id().cloned().unwrap_or_default();
-        Reply::<(), ErrorObject>::Halt(Response::result(id, &json!({"halted": true})).unwrap())
-    });
+async fn a_raw_reply_is_answered_as_it_is_under_the_request_id() {
+    let router = Router::new()
+        .request("raw", |(): (), _: Context| async move {
+            let raw = serde_json::value::to_raw_value(&json!({"raw": true})).unwrap();
+            Reply::<(), ErrorObject>::Raw(Ok(raw))
+        })
+        .request("raw_error", |(): (), _: Context| async move {
+            Reply::<(), ErrorObject>::Raw(Err(ErrorObject::new(-32001, "as it is")))
+        });
     let (client, _server) = connect(router, Config::default());
-    let out: Value = client.call("halt", ()).await.unwrap();
-    assert_eq!(out, json!({"halted": true}));
+    let out: Value = client.call("raw", ()).await.unwrap();
+    assert_eq!(out, json!({"raw": true}));
+    let err = client.call::<Value>("raw_error", ()).await.unwrap_err();
+    assert!(matches!(err, CallError::Rpc(e) if e.code.0 == -32001 && e.message == "as it is"));
 }
 
 #[tokio::test]
@@ -187,7 +196,7 @@ async fn a_panicking_handler_is_answered_internal_error_and_serving_goes_on() {
         err.as_rpc().map(|e| e.code),
         Some(ErrorCode::INTERNAL_ERROR)
     );
-    client.notify("boom_note", ()).unwrap();
+    client.notify("boom_note", ()).await.unwrap();
     let sum: i64 = client.call("add", (1, 1)).await.unwrap();
     assert_eq!(sum, 2);
 }
@@ -214,7 +223,7 @@ async fn notifications_run_in_order_before_later_requests() {
         });
     let (client, _server) = connect(router, Config::default());
     for n in 0..1000u32 {
-        client.notify("push", (n,)).unwrap();
+        client.notify("push", (n,)).await.unwrap();
     }
     let count: usize = client.call("count", ()).await.unwrap();
     assert_eq!(count, 1000);
@@ -445,7 +454,7 @@ async fn handshake_gate_refuses_requests_until_initialize_succeeds() {
         ErrorObject::new(-32002, "Server not initialized"),
     );
     let (client, _server) = connect(router, config);
-    client.notify("note", ()).unwrap();
+    client.notify("note", ()).await.unwrap();
     let err = client.call::<i64>("add", (1, 2)).await.unwrap_err();
     assert_eq!(err.as_rpc().map(|e| e.code.0), Some(-32002));
     let _: Value = client.call("initialize", ()).await.unwrap();
@@ -494,7 +503,7 @@ async fn send_unmatched_uses_the_given_id_and_leaves_no_waiter() {
         let peer = ctx.peer().clone();
         async move {
             // Tell the caller which id arrived, out of band.
-            peer.notify("seen", (ctx.id().cloned(),)).unwrap();
+            peer.notify("seen", (ctx.id().cloned(),)).await.unwrap();
             Ok::<_, ErrorObject>(())
         }
     });
@@ -506,7 +515,8 @@ async fn send_unmatched_uses_the_given_id_and_leaves_no_waiter() {
     });
     let client = Peer::builder().router(client_router).spawn(a);
     client
-        .send_unmatched(Id::from("forwarded-9"), "id", ())
+        .send_unmatched(Id::from("forwarded-9"), "id", (), &Default::default())
+        .await
         .unwrap();
     assert_eq!(rx.recv().await, Some(Id::from("forwarded-9")));
     // The answer to the unmatched request was dropped; ordinary calls still work.
@@ -518,7 +528,7 @@ async fn params_that_are_not_structured_are_refused_before_sending() {
     let (client, _server) = connect(add_router(), Config::default());
     let err = client.call::<i64>("add", 5).await.unwrap_err();
     assert!(matches!(err, CallError::InvalidParams(_)), "{err:?}");
-    assert!(client.notify("add", "text").is_err());
+    assert!(client.notify("add", "text").await.is_err());
 }
 
 #[tokio::test]
@@ -570,7 +580,7 @@ fn call_and_close_futures_are_send() {
         .unwrap();
     rt.block_on(async {
         let (a, _b) = Transport::pair(1);
-        let peer = Peer::connect(a);
+        let peer = Peer::spawn(a);
         assert_send(&peer.call::<i64>("add", (1, 2)));
         assert_send(&peer.call_with::<i64, CalcError>("div", (1, 2), CallOptions::default()));
         assert_send(&peer.close(Duration::ZERO));

@@ -23,7 +23,7 @@ fn sleepy_router(finished: Arc<AtomicBool>) -> Router {
 fn connect(router: Router) -> (Peer, Peer) {
     let (a, b) = Transport::pair(16);
     let server = Peer::builder().router(router).spawn(b);
-    (Peer::connect(a), server)
+    (Peer::spawn(a), server)
 }
 
 #[tokio::test]
@@ -89,7 +89,7 @@ async fn close_now_stops_running_handlers_and_answers_them() {
 #[tokio::test]
 async fn pending_calls_fail_promptly_when_the_other_side_leaves() {
     let (a, b) = Transport::pair(16);
-    let client = Peer::connect(a);
+    let client = Peer::spawn(a);
     let call = tokio::spawn({
         let client = client.clone();
         async move { client.call::<u64>("never", ()).await }
@@ -115,7 +115,7 @@ async fn pending_calls_fail_promptly_when_the_other_side_leaves() {
 async fn dropping_the_last_handle_closes_the_connection() {
     let (a, b) = Transport::pair(16);
     let server = Peer::builder().spawn(b);
-    let client = Peer::connect(a);
+    let client = Peer::spawn(a);
     let client_closed = client.closed();
     drop(client);
     let reason = tokio::time::timeout(Duration::from_secs(2), server.closed())
@@ -133,7 +133,7 @@ async fn a_notification_sent_just_before_the_last_handle_drops_is_delivered() {
         async {}
     });
     let (client, _server) = connect(router);
-    client.notify("bye", (7,)).unwrap();
+    client.notify("bye", (7,)).await.unwrap();
     drop(client);
     let got = tokio::time::timeout(Duration::from_secs(2), rx.recv())
         .await
@@ -185,7 +185,7 @@ async fn the_remote_end_lets_owed_answers_out_before_closing() {
         .spawn(Transport::from_io(
             yr,
             yw,
-            jsonrpc_runtime::LineCodec::new(),
+            jsonrpc_runtime::codec::LineCodec::new(),
         ));
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (xr, mut xw) = tokio::io::split(x);
@@ -225,6 +225,6 @@ async fn close_is_idempotent_and_later_sends_fail() {
         (CloseReason::Local, CloseReason::Local)
     ));
     assert!(client.is_closed());
-    assert!(client.notify("x", ()).is_err());
+    assert!(client.notify("x", ()).await.is_err());
     assert!(matches!(server.closed().await, CloseReason::RemoteClosed));
 }

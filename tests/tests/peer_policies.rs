@@ -5,9 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jsonrpc_runtime::codec::Framing;
+use jsonrpc_runtime::policy::{CancellationPolicy, ProgressPolicy};
 use jsonrpc_runtime::{
-    CallError, CallOptions, CancellationPolicy, CloseReason, Config, Context, ErrorCode,
-    ErrorObject, Framing, Peer, ProgressPolicy, Router, Transport,
+    CallError, CallOptions, CloseReason, Config, Context, ErrorCode, ErrorObject, Peer, Router,
+    Transport,
 };
 use serde_json::{json, Value};
 use tests::RawClient;

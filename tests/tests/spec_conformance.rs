@@ -7,7 +7,7 @@
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use jsonrpc_runtime::DEFAULT_MAX_FRAME_LEN;
+use jsonrpc_runtime::codec::DEFAULT_MAX_FRAME_LEN;
 use serde_json::{json, Value};
 use tests::ANSWER_TIMEOUT;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};

@@ -10,7 +10,11 @@ use jsonrpc_runtime::{
 use serde_json::{json, Value};
 
 /// Spawns `spec_server ARGS` and connects a peer with `config` and `router`.
-fn spawn(args: &[&str], config: Config, router: Router) -> (Peer, jsonrpc_runtime::ChildHandle) {
+fn spawn(
+    args: &[&str],
+    config: Config,
+    router: Router,
+) -> (Peer, jsonrpc_runtime::transport::ChildHandle) {
     let mut command = tokio::process::Command::new(tests::example_path("spec_server"));
     command.args(args);
     let (transport, child) = ChildProcess::spawn(command, &config).unwrap().into_parts();
@@ -35,7 +39,7 @@ async fn lsp_mode_requires_initialize_and_exits_0_after_shutdown() {
         .unwrap();
     assert_eq!(init["serverInfo"]["name"], "spec_server");
     assert!(init["capabilities"].is_object());
-    peer.notify("initialized", json!({})).unwrap();
+    peer.notify("initialized", json!({})).await.unwrap();
     let data: Value = peer.call("get_data", ()).await.unwrap();
     assert_eq!(data, json!(["hello", 5]));
     let err = peer
@@ -52,7 +56,7 @@ async fn lsp_mode_requires_initialize_and_exits_0_after_shutdown() {
         err.as_rpc().map(|e| e.code),
         Some(ErrorCode::INVALID_REQUEST)
     );
-    peer.notify("exit", ()).unwrap();
+    peer.notify("exit", ()).await.unwrap();
     let exit = child.wait().await.unwrap();
     assert_eq!(exit.status.code(), Some(0), "stderr: {}", exit.stderr);
     assert!(matches!(
@@ -65,7 +69,7 @@ async fn lsp_mode_requires_initialize_and_exits_0_after_shutdown() {
 async fn lsp_mode_exit_without_shutdown_exits_1() {
     let (peer, child) = spawn(&["--lsp"], Config::lsp(), Router::new());
     let _: Value = peer.call("initialize", json!({})).await.unwrap();
-    peer.notify("exit", ()).unwrap();
+    peer.notify("exit", ()).await.unwrap();
     assert_eq!(child.wait().await.unwrap().status.code(), Some(1));
 }
 

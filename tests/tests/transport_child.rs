@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::future::join_all;
 use futures_util::{SinkExt as _, StreamExt as _};
+use jsonrpc_runtime::codec::{Frame, FrameRefusal, Framing, DEFAULT_MAX_FRAME_LEN};
+use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Response};
+use jsonrpc_runtime::transport::{ProcessExit, TransportError};
 use jsonrpc_runtime::{
-    CallError, ChildProcess, CloseReason, Config, Context, Dialect, ErrorObject, Frame,
-    FrameRefusal, Framing, Id, Message, ParseOptions, Parsed, Peer, ProcessExit, Response, Router,
-    TransportError, DEFAULT_MAX_FRAME_LEN,
+    CallError, ChildProcess, CloseReason, Config, Context, ErrorObject, Id, Peer, Router,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
@@ -187,7 +188,7 @@ async fn child_dying_mid_call_fails_the_call_within_a_second_with_status_and_std
     let (transport, child) = ChildProcess::spawn(sh(script), &Config::default())
         .unwrap()
         .into_parts();
-    let peer = Peer::connect(transport);
+    let peer = Peer::spawn(transport);
     let started = Instant::now();
     let err = tokio::time::timeout(Duration::from_secs(1), peer.call::<Value>("work", ()))
         .await
@@ -219,7 +220,7 @@ async fn every_pending_call_fails_when_the_child_exits() {
     let (transport, _child) = ChildProcess::spawn(sh(script), &Config::default())
         .unwrap()
         .into_parts();
-    let peer = Peer::connect(transport);
+    let peer = Peer::spawn(transport);
     let calls = (0..10).map(|i| peer.call::<Value>("work", [i]));
     let results = tokio::time::timeout(ANSWER_TIMEOUT, join_all(calls))
         .await
@@ -267,7 +268,7 @@ async fn a_peer_answers_a_nine_mib_line_and_keeps_reading() {
     let (transport, child) = ChildProcess::spawn(sh(script), &Config::default())
         .unwrap()
         .into_parts();
-    let peer = Peer::connect(transport);
+    let peer = Peer::spawn(transport);
     let answer: i64 = tokio::time::timeout(ANSWER_TIMEOUT, peer.call("anything", ()))
         .await
         .expect("an answer in time")
@@ -345,7 +346,7 @@ async fn a_peer_whose_handle_was_dropped_still_talks_and_reaps_the_child_at_clos
         .into_parts();
     let pid = handle.id().expect("a pid");
     drop(handle);
-    let peer = Peer::connect(transport);
+    let peer = Peer::spawn(transport);
     assert_eq!(peer.call::<i64>("sum", [1, 1]).await.unwrap(), 2);
     peer.close(Duration::from_secs(1)).await;
     assert_reaped(pid).await;

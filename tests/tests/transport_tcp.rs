@@ -6,7 +6,10 @@ mod transport_support;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use jsonrpc_runtime::{CallError, Config, Framing, Listener, Peer, Server, TcpAcceptor, Transport};
+use jsonrpc_runtime::codec::Framing;
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::TcpAcceptor;
+use jsonrpc_runtime::{CallError, Config, Peer, Server, Transport};
 use tests::ANSWER_TIMEOUT;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use transport_support::{load, router, wait_until_drained};
@@ -14,13 +17,13 @@ use transport_support::{load, router, wait_until_drained};
 async fn serve(config: Config) -> (Server, std::net::SocketAddr) {
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
     let addr = acceptor.local_addr().unwrap();
-    (Listener::new(acceptor).config(config).serve(router()), addr)
+    (Listener::new(acceptor).config(config).spawn(router()), addr)
 }
 
 #[tokio::test]
 async fn round_trip_with_newline_framing() {
     let (server, addr) = serve(Config::default()).await;
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_tcp(addr, &Config::default())
             .await
             .unwrap(),
@@ -36,7 +39,7 @@ async fn round_trip_with_newline_framing() {
 async fn round_trip_with_content_length_framing() {
     let config = Config::default().framing(Framing::ContentLength);
     let (server, addr) = serve(config.clone()).await;
-    let client = Peer::connect(Transport::connect_tcp(addr, &config).await.unwrap());
+    let client = Peer::spawn(Transport::connect_tcp(addr, &config).await.unwrap());
     let sum: i64 = client.call("add", (40, 2)).await.unwrap();
     assert_eq!(sum, 42);
     client.close(Duration::from_secs(1)).await;
@@ -67,7 +70,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
             lines.next_line().await.unwrap();
         }
     });
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_tcp(addr, &Config::default())
             .await
             .unwrap(),
@@ -95,7 +98,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
 #[tokio::test]
 async fn client_leaving_mid_call_ends_its_server_peer() {
     let (server, addr) = serve(Config::default()).await;
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_tcp(addr, &Config::default())
             .await
             .unwrap(),

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use jsonrpc_runtime::{CallError, Config, Listener, Peer, Transport, UnixAcceptor};
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::UnixAcceptor;
+use jsonrpc_runtime::{CallError, Config, Peer, Transport};
 use tests::ANSWER_TIMEOUT;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use transport_support::{load, router, socket_path, wait_until_drained};
@@ -30,9 +32,9 @@ async fn assert_removed(path: &Path) {
 #[tokio::test]
 async fn round_trip_and_shutdown_removes_the_socket_file() {
     let path = socket_path("round-trip");
-    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).serve(router());
+    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
     assert!(path.exists());
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_unix(&path, &Config::default())
             .await
             .unwrap(),
@@ -47,8 +49,8 @@ async fn round_trip_and_shutdown_removes_the_socket_file() {
 #[tokio::test]
 async fn dropping_the_server_removes_the_socket_file() {
     let path = socket_path("drop-server");
-    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).serve(router());
-    let client = Peer::connect(
+    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
+    let client = Peer::spawn(
         Transport::connect_unix(&path, &Config::default())
             .await
             .unwrap(),
@@ -78,8 +80,8 @@ async fn bind_replaces_a_stale_socket_file() {
     // A server that died without cleaning up leaves its file behind.
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     assert!(path.exists());
-    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).serve(router());
-    let client = Peer::connect(
+    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
+    let client = Peer::spawn(
         Transport::connect_unix(&path, &Config::default())
             .await
             .unwrap(),
@@ -93,12 +95,12 @@ async fn bind_replaces_a_stale_socket_file() {
 #[tokio::test]
 async fn bind_fails_with_addr_in_use_while_a_server_listens() {
     let path = socket_path("in-use");
-    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).serve(router());
+    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
     let err = UnixAcceptor::bind(&path).await.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
     assert!(err.to_string().contains("already listening"), "{err}");
     // The first server is untouched.
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_unix(&path, &Config::default())
             .await
             .unwrap(),
@@ -135,7 +137,7 @@ async fn dropping_an_acceptor_leaves_a_file_someone_else_bound_since() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_connections_times_one_hundred_calls_are_all_answered() {
     let path = socket_path("load");
-    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).serve(router());
+    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
     let connect_to = path.clone();
     load("unix", &server, move || {
         let path = connect_to.clone();
@@ -162,7 +164,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
             lines.next_line().await.unwrap();
         }
     });
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_unix(&path, &Config::default())
             .await
             .unwrap(),
@@ -189,8 +191,8 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
 #[tokio::test]
 async fn client_leaving_mid_call_ends_its_server_peer() {
     let path = socket_path("client-leaves");
-    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).serve(router());
-    let client = Peer::connect(
+    let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
+    let client = Peer::spawn(
         Transport::connect_unix(&path, &Config::default())
             .await
             .unwrap(),

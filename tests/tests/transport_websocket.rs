@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use futures_util::{SinkExt as _, StreamExt as _};
-use jsonrpc_runtime::{
-    CallError, CloseReason, Config, Listener, Peer, Server, Transport, TransportError,
-    WebSocketAcceptor,
-};
+use jsonrpc_runtime::server::Listener;
+use jsonrpc_runtime::transport::{TransportError, WebSocketAcceptor};
+use jsonrpc_runtime::{CallError, CloseReason, Config, Peer, Server, Transport};
 use serde_json::Value;
 use tests::ANSWER_TIMEOUT;
 use tokio::io::AsyncReadExt as _;
@@ -31,7 +30,7 @@ type RawClient = WebSocketStream<TcpStream>;
 async fn serve() -> (Server, SocketAddr) {
     let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await.unwrap();
     let addr = acceptor.local_addr().unwrap();
-    (Listener::new(acceptor).serve(router()), addr)
+    (Listener::new(acceptor).spawn(router()), addr)
 }
 
 /// A server for one connection whose close reason the test can read.
@@ -87,7 +86,7 @@ async fn next_json(ws: &mut RawClient) -> Value {
 async fn round_trip() {
     let (server, addr) = serve().await;
     let url = format!("ws://{addr}/rpc");
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_websocket(&url, &Config::default())
             .await
             .unwrap(),
@@ -287,7 +286,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
         }
     });
     let url = format!("ws://{addr}/");
-    let client = Peer::connect(
+    let client = Peer::spawn(
         Transport::connect_websocket(&url, &Config::default())
             .await
             .unwrap(),
@@ -334,7 +333,7 @@ async fn a_client_that_never_completes_its_handshake_is_dropped() {
         .unwrap()
         .handshake_timeout(Duration::from_millis(100));
     let addr = acceptor.local_addr().unwrap();
-    let server = Listener::new(acceptor).serve(router());
+    let server = Listener::new(acceptor).spawn(router());
     let mut silent = TcpStream::connect(addr).await.unwrap();
     let mut buf = [0u8; 64];
     let n = tokio::time::timeout(ANSWER_TIMEOUT, silent.read(&mut buf))

@@ -17,9 +17,8 @@ use bytes::Bytes;
 use jsonrpc_benches::service::{hand_router, macro_router, State};
 use jsonrpc_benches::setup::{self, Kind};
 use jsonrpc_benches::{floor, jsonrpsee_side, loopback, runtime, ADD_REQUEST, NOTE};
-use jsonrpc_runtime::{
-    Context, Dialect, Extras, Id, Message, ParseOptions, Parsed, Peer, Response, Router,
-};
+use jsonrpc_runtime::message::{Dialect, Extras, Message, ParseOptions, Parsed, Response};
+use jsonrpc_runtime::{Context, Id, Peer, Router};
 
 async fn invoke_once(router: &Router, ctx: &Context, line: &[u8]) -> Vec<u8> {
     match Message::parse_bytes(line, &ParseOptions::default()) {
@@ -157,11 +156,11 @@ fn main() {
                         _ => {
                             let inbound = tokio_util::codec::FramedRead::new(
                                 std::io::Cursor::new(line.clone()),
-                                jsonrpc_runtime::LineCodec::with_max_frame_len(
+                                jsonrpc_runtime::codec::LineCodec::with_max_frame_len(
                                     jsonrpc_benches::MAX_FRAME_LEN,
                                 ),
                             )
-                            .map(|item| item.map_err(jsonrpc_runtime::TransportError::from));
+                            .map(|item| item.map_err(jsonrpc_runtime::transport::TransportError::from));
                             let (outbound, mut answers) = loopback::outbound();
                             let peer = Peer::builder()
                                 .config(jsonrpc_benches::config())

@@ -72,7 +72,7 @@ const MAX_DIGITS: usize = 20;
 ///
 /// ```
 /// use bytes::{Bytes, BytesMut};
-/// use jsonrpc_runtime::{ContentLengthCodec, Frame};
+/// use jsonrpc_runtime::codec::{ContentLengthCodec, Frame};
 /// use tokio_util::codec::{Decoder, Encoder};
 ///
 /// let mut codec = ContentLengthCodec::new();
@@ -85,7 +85,7 @@ const MAX_DIGITS: usize = 20;
 /// let mut out = BytesMut::new();
 /// codec.encode(Bytes::from_static(b"[]"), &mut out)?;
 /// assert_eq!(&out[..], b"Content-Length: 2\r\n\r\n[]");
-/// # Ok::<(), jsonrpc_runtime::FramingError>(())
+/// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct ContentLengthCodec {
@@ -119,7 +119,7 @@ impl ContentLengthCodec {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{ContentLengthCodec, DEFAULT_MAX_FRAME_LEN};
+    /// use jsonrpc_runtime::codec::{ContentLengthCodec, DEFAULT_MAX_FRAME_LEN};
     ///
     /// assert_eq!(ContentLengthCodec::new().max_frame_len(), DEFAULT_MAX_FRAME_LEN);
     /// ```
@@ -134,7 +134,7 @@ impl ContentLengthCodec {
     ///
     /// ```
     /// use bytes::BytesMut;
-    /// use jsonrpc_runtime::{ContentLengthCodec, Frame, FrameRefusal};
+    /// use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FrameRefusal};
     /// use tokio_util::codec::Decoder;
     ///
     /// let mut codec = ContentLengthCodec::with_max_frame_len(4);
@@ -144,7 +144,7 @@ impl ContentLengthCodec {
     ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
     /// );
     /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
-    /// # Ok::<(), jsonrpc_runtime::FramingError>(())
+    /// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
     /// ```
     pub fn with_max_frame_len(max_frame_len: usize) -> Self {
         Self {
@@ -158,7 +158,7 @@ impl ContentLengthCodec {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::ContentLengthCodec;
+    /// use jsonrpc_runtime::codec::ContentLengthCodec;
     ///
     /// assert_eq!(ContentLengthCodec::with_max_frame_len(1024).max_frame_len(), 1024);
     /// ```

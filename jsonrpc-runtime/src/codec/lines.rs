@@ -60,7 +60,7 @@ use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
 ///
 /// ```
 /// use bytes::{Bytes, BytesMut};
-/// use jsonrpc_runtime::{Frame, LineCodec};
+/// use jsonrpc_runtime::codec::{Frame, LineCodec};
 /// use tokio_util::codec::{Decoder, Encoder};
 ///
 /// let mut codec = LineCodec::new();
@@ -77,7 +77,7 @@ use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
 /// let mut out = BytesMut::new();
 /// codec.encode(Bytes::from_static(b"{}"), &mut out)?;
 /// assert_eq!(&out[..], b"{}\n");
-/// # Ok::<(), jsonrpc_runtime::FramingError>(())
+/// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct LineCodec {
@@ -97,7 +97,7 @@ impl LineCodec {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{LineCodec, DEFAULT_MAX_FRAME_LEN};
+    /// use jsonrpc_runtime::codec::{LineCodec, DEFAULT_MAX_FRAME_LEN};
     ///
     /// assert_eq!(LineCodec::new().max_frame_len(), DEFAULT_MAX_FRAME_LEN);
     /// ```
@@ -112,7 +112,7 @@ impl LineCodec {
     ///
     /// ```
     /// use bytes::BytesMut;
-    /// use jsonrpc_runtime::{Frame, FrameRefusal, LineCodec};
+    /// use jsonrpc_runtime::codec::{Frame, FrameRefusal, LineCodec};
     /// use tokio_util::codec::Decoder;
     ///
     /// let mut codec = LineCodec::with_max_frame_len(4);
@@ -122,7 +122,7 @@ impl LineCodec {
     ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
     /// );
     /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
-    /// # Ok::<(), jsonrpc_runtime::FramingError>(())
+    /// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
     /// ```
     pub fn with_max_frame_len(max_frame_len: usize) -> Self {
         Self {
@@ -137,7 +137,7 @@ impl LineCodec {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::LineCodec;
+    /// use jsonrpc_runtime::codec::LineCodec;
     ///
     /// assert_eq!(LineCodec::with_max_frame_len(1024).max_frame_len(), 1024);
     /// ```

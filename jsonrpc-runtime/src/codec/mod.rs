@@ -89,7 +89,7 @@ impl Framing {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
+    /// use jsonrpc_runtime::codec::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
     ///
     /// let codec: FramingCodec = Framing::ContentLength.codec(DEFAULT_MAX_FRAME_LEN);
     /// # let _ = codec;

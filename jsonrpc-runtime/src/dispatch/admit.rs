@@ -18,7 +18,7 @@ use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{Decision, GateInput};
-use crate::router::{Route, RouteKind, RequestTask, Router, Runner, Ticket};
+use crate::router::{RequestTask, Route, RouteKind, Router, Runner, Ticket};
 
 /// Reads frames and walks each message through the admission steps.
 pub(super) struct Reader {
@@ -176,9 +176,8 @@ impl Reader {
 
     /// Step 2: a closing connection takes no new requests.
     fn closing_request(&self) -> Option<ErrorObject> {
-        self.closing.then(|| {
-            ErrorObject::new(ErrorCode::SERVER_CLOSING, "the connection is closing")
-        })
+        self.closing
+            .then(|| ErrorObject::new(ErrorCode::SERVER_CLOSING, "the connection is closing"))
     }
 
     /// Step 3: the user's gate, if there is one.
@@ -190,7 +189,13 @@ impl Reader {
     /// Step 4: the session lifecycle.
     fn lifecycle_request(&self, method: &str, id: &Id) -> Option<ErrorObject> {
         let lifecycle = self.connection.lifecycle.as_ref()?;
-        match crate::policy::Gate::check(lifecycle, GateInput { method, id: Some(id) }) {
+        match crate::policy::Gate::check(
+            lifecycle,
+            GateInput {
+                method,
+                id: Some(id),
+            },
+        ) {
             Decision::Reject(error) => Some(error),
             _ => None,
         }
@@ -346,7 +351,10 @@ impl Reader {
         // `max_queued` other messages.
         while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
             if shared.close_requested.is_cancelled() {
-                return tracing::debug!(method, "dropping a notification: the connection is closing");
+                return tracing::debug!(
+                    method,
+                    "dropping a notification: the connection is closing"
+                );
             }
             shared.idle.notified().await;
         }
@@ -368,7 +376,9 @@ impl Reader {
         let config = &shared.config;
         if let Some(policy) = config.cancellation.as_ref().filter(|p| p.method == method) {
             let target = policy.target(params);
-            if let Some(token) = target.and_then(|id| self.connection.cancellable().get(&id).cloned()) {
+            if let Some(token) =
+                target.and_then(|id| self.connection.cancellable().get(&id).cloned())
+            {
                 token.cancel();
             }
             return true;
@@ -409,7 +419,10 @@ impl Reader {
             return true;
         };
         let input = GateInput { method, id: None };
-        if !matches!(crate::policy::Gate::check(lifecycle, input), Decision::Allow) {
+        if !matches!(
+            crate::policy::Gate::check(lifecycle, input),
+            Decision::Allow
+        ) {
             tracing::debug!(method, "dropping a notification sent before the handshake");
             return false;
         }

@@ -14,9 +14,7 @@ use crate::id::Id;
 use crate::message;
 use crate::peer::{InFlightSlot, Shared};
 use crate::policy::{Gate, LifecycleGate};
-use crate::router::{
-    catch_panic, Admission, Answer, BoxFuture, Ending, Held, RequestTask, Runner,
-};
+use crate::router::{catch_panic, Admission, Answer, BoxFuture, Ending, Held, RequestTask, Runner};
 
 /// The pipeline's state for one connection, shared by the reader and the
 /// request tasks.
@@ -108,11 +106,11 @@ impl Drop for SlotGuard {
 impl Runner for Connection {
     fn admit(&self, task: &RequestTask) -> Admission {
         let after = task.ticket.after;
-        let slot = task
-            .ticket
-            .in_flight
-            .clone()
-            .and_then(|slot| (slot as Arc<dyn Any + Send + Sync>).downcast::<InFlightSlot>().ok());
+        let slot = task.ticket.in_flight.clone().and_then(|slot| {
+            (slot as Arc<dyn Any + Send + Sync>)
+                .downcast::<InFlightSlot>()
+                .ok()
+        });
         let in_turn = *self.notifications_done.borrow() >= after;
         if in_turn && slot.is_none() {
             return Admission::Now(None);

@@ -5,7 +5,6 @@ use crate::id::Id;
 
 use super::{is_reserved_member, Dialect, Extras};
 
-
 fn write_head(out: &mut Vec<u8>, dialect: Dialect) {
     match dialect {
         Dialect::Strict => out.extend_from_slice(br#"{"jsonrpc":"2.0""#),

@@ -34,7 +34,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::error::{ErrorObject};
+use crate::error::ErrorObject;
 use crate::id::Id;
 
 mod encode;
@@ -98,7 +98,7 @@ pub enum Batches {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{Batches, Message, ParseOptions, Parsed};
+/// use jsonrpc_runtime::message::{Batches, Message, ParseOptions, Parsed};
 ///
 /// let options = ParseOptions { batches: Batches::Refuse, ..ParseOptions::default() };
 /// match Message::parse("[]", &options) {
@@ -599,7 +599,7 @@ impl Response {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{Message, ParseOptions, Parsed};
+/// use jsonrpc_runtime::message::{Message, ParseOptions, Parsed};
 ///
 /// let parsed = Message::parse(r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[1,2]}"#,
 ///     &ParseOptions::default());
@@ -700,7 +700,8 @@ impl Message {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{Dialect, Id, Message, Notification};
+    /// use jsonrpc_runtime::message::{Dialect, Message, Notification};
+    /// use jsonrpc_runtime::Id;
     ///
     /// let note = Message::Notification(Notification {
     ///     method: "log".into(),
@@ -749,7 +750,6 @@ impl Message {
         out
     }
 }
-
 
 /// Whether `name` is a member the envelope itself owns (and so cannot be an
 /// extra).

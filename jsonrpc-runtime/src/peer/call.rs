@@ -35,7 +35,13 @@ impl IdSource {
         match &self.kind {
             IdKind::Sequential => Id::from(self.next.fetch_add(1, Ordering::Relaxed)),
             IdKind::SequentialI32 => {
-                let step = |current: u32| Some(if current >= i32::MAX as u32 { 1 } else { current + 1 });
+                let step = |current: u32| {
+                    Some(if current >= i32::MAX as u32 {
+                        1
+                    } else {
+                        current + 1
+                    })
+                };
                 let current = self
                     .next_i32
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, step)
@@ -216,7 +222,7 @@ impl Peer {
     ///     Err::<(), _>(ErrorObject::new(-32010, "Negative input"))
     /// });
     /// let _server = Peer::builder().router(router).spawn(b);
-    /// let client = Peer::connect(a);
+    /// let client = Peer::spawn(a);
     /// let err = client.call_with::<(), ErrorObject>("fail", (), CallOptions::default()).await.unwrap_err();
     /// assert!(matches!(err, CallError::Domain(e) if e.code.0 == -32010));
     /// # });
@@ -257,7 +263,9 @@ impl Peer {
             shared,
             id: Some(id),
         };
-        shared.send_now(body).map_err(|_| CallError::Closed(shared.reason_or_local()))?;
+        shared
+            .send_now(body)
+            .map_err(|_| CallError::Closed(shared.reason_or_local()))?;
 
         // While the answer is awaited, the handler this call is made from
         // (if any) leaves the in-flight cap to others.
@@ -282,7 +290,7 @@ impl Peer {
     }
 
     /// Cancels an outbound call that is still waiting, as the config's
-    /// [`CancellationPolicy`](crate::CancellationPolicy) says: the
+    /// [`CancellationPolicy`](crate::policy::CancellationPolicy) says: the
     /// cancellation notification is sent, and when the policy expects no
     /// answer (MCP) the call fails at once with [`CallError::Cancelled`];
     /// when it does (LSP) the call ends with the other side's answer.
@@ -302,7 +310,7 @@ impl Peer {
     }
 
     /// Calls `method` with a fresh progress token attached where the config's
-    /// [`ProgressPolicy`](crate::ProgressPolicy) says requests carry it, and
+    /// [`ProgressPolicy`](crate::policy::ProgressPolicy) says requests carry it, and
     /// returns at once with a [`ProgressCall`]: read the progress values as
     /// they come, then await the result. Without a policy the progress stream
     /// is empty.
@@ -310,7 +318,8 @@ impl Peer {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, ProgressPolicy, Router, Transport};
+    /// use jsonrpc_runtime::policy::ProgressPolicy;
+    /// use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let config = Config::default().progress(ProgressPolicy::lsp());
@@ -500,10 +509,38 @@ impl Peer {
         params: impl Serialize,
         extras: &Extras,
     ) -> Result<(), SendError> {
-        let body =
-            crate::message::call_body(self.shared.dialect, Some(&id), method, Some(&params), extras)
-                .map_err(SendError::InvalidParams)?;
+        let body = crate::message::call_body(
+            self.shared.dialect,
+            Some(&id),
+            method,
+            Some(&params),
+            extras,
+        )
+        .map_err(SendError::InvalidParams)?;
         drop(params);
         self.shared.send(body).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_i32_ids_wrap_to_one_after_i32_max() {
+        let ids = ids_from(&IdStrategy::sequential_i32());
+        ids.next_i32.store(i32::MAX as u32 - 1, Ordering::Relaxed);
+        let seen: Vec<Id> = (0..3).map(|_| ids.next()).collect();
+        assert_eq!(
+            seen,
+            [Id::from(i32::MAX - 1), Id::from(i32::MAX), Id::from(1)]
+        );
+    }
+
+    #[test]
+    fn sequential_ids_start_at_one() {
+        let ids = ids_from(&IdStrategy::default());
+        assert_eq!(ids.next(), Id::from(1));
+        assert_eq!(ids.next(), Id::from(2));
     }
 }

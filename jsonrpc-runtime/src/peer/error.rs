@@ -49,7 +49,6 @@ impl fmt::Display for CloseReason {
     }
 }
 
-
 /// Why an outbound call failed. The caller always learns why.
 ///
 /// `E` is the call's domain error type: a wire error whose code is one of
@@ -94,6 +93,9 @@ pub enum CallError<E = Infallible> {
     InvalidResponse(ErrorObject),
     /// The id strategy produced an id already waiting for an answer.
     DuplicateId(Id),
+    /// A message could not be sent for another reason (a notification sent
+    /// with `?` in a function that returns `CallError`).
+    NotSent(SendError),
 }
 
 impl<E> CallError<E> {
@@ -126,6 +128,7 @@ impl<E: fmt::Debug> fmt::Display for CallError<E> {
             CallError::InvalidResult(e) => write!(f, "the result did not decode: {e}"),
             CallError::InvalidResponse(e) => write!(f, "the peer sent a malformed response: {e}"),
             CallError::DuplicateId(id) => write!(f, "the id {id} is already waiting for an answer"),
+            CallError::NotSent(e) => fmt::Display::fmt(e, f),
         }
     }
 }
@@ -136,6 +139,7 @@ impl<E: fmt::Debug> std::error::Error for CallError<E> {
             CallError::Rpc(e) | CallError::InvalidResponse(e) => Some(e),
             CallError::InvalidParams(e) | CallError::InvalidResult(e) => Some(e),
             CallError::Closed(CloseReason::Transport(e)) => Some(&**e),
+            CallError::NotSent(e) => Some(e),
             _ => None,
         }
     }
@@ -175,7 +179,9 @@ pub enum SendError {
     /// The connection has no cancellation policy, so nothing can tell the
     /// other side to stop: nothing was sent and the call keeps waiting. Set
     /// one with [`Config::cancellation`](crate::Config::cancellation).
-    #[error("not sent: the connection has no cancellation policy, so the other side cannot be told")]
+    #[error(
+        "not sent: the connection has no cancellation policy, so the other side cannot be told"
+    )]
     NoCancellationPolicy,
 }
 
@@ -183,5 +189,15 @@ impl From<SendError> for ErrorObject {
     /// Lets a handler pass a failed send on with `?`, as -32603.
     fn from(error: SendError) -> Self {
         ErrorObject::internal_error(error)
+    }
+}
+
+impl<E> From<SendError> for CallError<E> {
+    fn from(e: SendError) -> Self {
+        match e {
+            SendError::InvalidParams(e) => CallError::InvalidParams(e),
+            SendError::Closed(reason) => CallError::Closed(reason),
+            other => CallError::NotSent(other),
+        }
     }
 }

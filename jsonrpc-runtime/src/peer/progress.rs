@@ -86,11 +86,7 @@ impl Reports {
 impl ProgressSubscriptions {
     /// Registers `call`'s progress stream under `token` (no token: a stream
     /// that only ends).
-    pub(crate) fn subscribe(
-        &mut self,
-        token: Option<Id>,
-        call: Id,
-    ) -> (Arc<Reports>, Arc<Notify>) {
+    pub(crate) fn subscribe(&mut self, token: Option<Id>, call: Id) -> (Arc<Reports>, Arc<Notify>) {
         let reports = Arc::new(Reports::default());
         let activity = Arc::new(Notify::new());
         match token {
@@ -252,9 +248,7 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
                 }
             },
         };
-        outcome.unwrap_or_else(|_| {
-            Err(CallError::Closed(self.shared.reason_or_local()))
-        })
+        outcome.unwrap_or_else(|_| Err(CallError::Closed(self.shared.reason_or_local())))
     }
 }
 
@@ -265,4 +259,3 @@ impl<R, E, P> Drop for ProgressCall<R, E, P> {
         }
     }
 }
-

@@ -62,4 +62,3 @@ pub trait Gate: Send + Sync + 'static {
         let _ = (method, success);
     }
 }
-

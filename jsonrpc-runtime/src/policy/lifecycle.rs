@@ -134,8 +134,13 @@ impl LifecycleGate {
     /// The exit code when `method` is the lifecycle's exit notification: 0
     /// after a shutdown, 1 otherwise.
     pub(crate) fn exit_code(&self, method: &str) -> Option<i32> {
-        (self.rules.exit.as_deref() == Some(method))
-            .then(|| if self.stage.load(Ordering::Acquire) == SHUT_DOWN { 0 } else { 1 })
+        (self.rules.exit.as_deref() == Some(method)).then(|| {
+            if self.stage.load(Ordering::Acquire) == SHUT_DOWN {
+                0
+            } else {
+                1
+            }
+        })
     }
 }
 
@@ -147,7 +152,9 @@ impl Gate for LifecycleGate {
                 self.rules.not_initialized.clone()
             }
             READY if self.rules.initialize_once && *self.rules.initialize == *method => {
-                ErrorObject::invalid_request(format!("`{method}` may only be sent once per session"))
+                ErrorObject::invalid_request(format!(
+                    "`{method}` may only be sent once per session"
+                ))
             }
             SHUT_DOWN if !self.allowed_before(method) => self.rules.after_shutdown.clone(),
             _ => return Decision::Allow,

@@ -26,8 +26,8 @@ mod gate;
 mod lifecycle;
 
 pub use self::gate::{Decision, Gate, GateInput};
-pub(crate) use self::lifecycle::LifecycleGate;
 pub use self::lifecycle::Lifecycle;
+pub(crate) use self::lifecycle::LifecycleGate;
 
 type Name = Cow<'static, str>;
 
@@ -373,4 +373,3 @@ mod tests {
         );
     }
 }
-

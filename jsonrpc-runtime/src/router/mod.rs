@@ -22,8 +22,8 @@ use crate::error::{ErrorObject, RpcError};
 mod route;
 mod task;
 
-pub(crate) use self::route::{catch_panic, ErasedRoute, RouteKind};
 pub use self::route::Route;
+pub(crate) use self::route::{catch_panic, ErasedRoute, RouteKind};
 use self::route::{NotificationRoute, RequestRoute};
 pub(crate) use self::task::{
     Admission, Answer, BoxFuture, Ending, Held, RequestTask, Runner, Ticket,
@@ -206,7 +206,8 @@ impl Router {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{ErrorMapping, Router};
+    /// use jsonrpc_runtime::router::ErrorMapping;
+    /// use jsonrpc_runtime::Router;
     /// use serde::Serialize;
     ///
     /// #[derive(Serialize)]
@@ -416,4 +417,3 @@ impl ErrorMapping {
         }
     }
 }
-

@@ -115,7 +115,6 @@ impl Route {
     }
 }
 
-
 pub(super) struct RequestRoute<F, P> {
     pub(super) handler: F,
     pub(super) _marker: PhantomData<fn(P)>,

@@ -35,7 +35,9 @@ use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
 /// ```
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicU64, Ordering};
-/// use jsonrpc_runtime::{Context, ErrorObject, MakeRouter, PeerAddr, Router};
+/// use jsonrpc_runtime::server::MakeRouter;
+/// use jsonrpc_runtime::transport::PeerAddr;
+/// use jsonrpc_runtime::{Context, ErrorObject, Router};
 ///
 /// // Each connection counts its own calls.
 /// let per_connection = |_addr: &PeerAddr| {
@@ -78,7 +80,9 @@ where
 ///
 /// ```
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{Config, ErrorObject, Listener, Peer, Router, TcpAcceptor, Transport};
+/// use jsonrpc_runtime::server::Listener;
+/// use jsonrpc_runtime::transport::TcpAcceptor;
+/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let router = Router::new().request("add", |(a, b): (i64, i64), _| async move {

@@ -117,4 +117,3 @@ pub trait Acceptor: Send + 'static {
         config: &Config,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static;
 }
-

@@ -38,9 +38,9 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::Transport;
+use super::{ProcessExit, TransportError};
 use crate::codec::{Frame, FramingCodec, FramingError};
 use crate::config::Config;
-use super::{ProcessExit, TransportError};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -102,7 +102,9 @@ const STDERR_WAIT: Duration = Duration::from_millis(500);
 /// use std::time::Duration;
 /// use bytes::Bytes;
 /// use futures_util::{SinkExt as _, StreamExt as _};
-/// use jsonrpc_runtime::{ChildProcess, Config, Dialect, Frame, Id, Message, ParseOptions, Parsed, Request};
+/// use jsonrpc_runtime::codec::Frame;
+/// use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Request};
+/// use jsonrpc_runtime::{ChildProcess, Config, Id};
 /// use tokio::process::Command;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -174,7 +176,8 @@ impl ChildProcess {
     /// # Examples
     ///
     /// ```no_run
-    /// use jsonrpc_runtime::{ChildProcess, Config, Framing};
+    /// use jsonrpc_runtime::codec::Framing;
+    /// use jsonrpc_runtime::{ChildProcess, Config};
     /// use tokio::process::Command;
     ///
     /// # async fn run() -> std::io::Result<()> {
@@ -394,7 +397,7 @@ impl ChildHandle {
     /// # async fn run() -> std::io::Result<()> {
     /// let (transport, child) = ChildProcess::spawn(Command::new("my-server"), &Config::default())?
     ///     .into_parts();
-    /// let peer = Peer::connect(transport);
+    /// let peer = Peer::spawn(transport);
     /// let _ = peer.notify("exit", ());
     /// let exit = child.wait().await?;
     /// println!("{exit}");

@@ -104,7 +104,8 @@ impl fmt::Display for ProcessExit {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{CloseReason, TransportError};
+/// use jsonrpc_runtime::transport::TransportError;
+/// use jsonrpc_runtime::CloseReason;
 ///
 /// fn was_too_big(reason: &CloseReason) -> bool {
 ///     matches!(reason, CloseReason::Transport(e)
@@ -162,4 +163,3 @@ impl From<std::io::Error> for TransportError {
         TransportError::Framing(FramingError::Io(e))
     }
 }
-

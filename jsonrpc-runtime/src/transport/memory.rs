@@ -9,8 +9,8 @@ use futures_sink::Sink;
 use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
-use crate::codec::Frame;
 use super::TransportError;
+use crate::codec::Frame;
 
 /// The sending half of an in-memory transport (see
 /// [`Transport::pair`](crate::Transport::pair)).

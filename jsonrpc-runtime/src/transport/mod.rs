@@ -62,7 +62,8 @@ type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{LineCodec, Transport};
+/// use jsonrpc_runtime::codec::LineCodec;
+/// use jsonrpc_runtime::Transport;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// // Any AsyncRead + AsyncWrite works; here, an in-process pipe.
@@ -104,9 +105,9 @@ impl Transport {
 
     /// A transport over a reader and a writer, framed by `codec`.
     ///
-    /// `codec` is any framer: [`LineCodec`](crate::LineCodec),
-    /// [`ContentLengthCodec`](crate::ContentLengthCodec), a
-    /// [`FramingCodec`](crate::FramingCodec) chosen at run time, or your own.
+    /// `codec` is any framer: [`LineCodec`](crate::codec::LineCodec),
+    /// [`ContentLengthCodec`](crate::codec::ContentLengthCodec), a
+    /// [`FramingCodec`](crate::codec::FramingCodec) chosen at run time, or your own.
     pub fn from_io<R, W, C>(read: R, write: W, codec: C) -> Self
     where
         R: AsyncRead + Send + 'static,
@@ -140,7 +141,7 @@ impl Transport {
     ///     Ok::<_, ErrorObject>(x + y)
     /// });
     /// let _server = Peer::builder().router(router).spawn(b);
-    /// let client = Peer::connect(a);
+    /// let client = Peer::spawn(a);
     /// let sum: i64 = client.call("add", (2, 3)).await.unwrap();
     /// assert_eq!(sum, 5);
     /// # });

@@ -1,4 +1,4 @@
-//! TCP: a connector and an acceptor for [`Listener`](crate::Listener).
+//! TCP: a connector and an acceptor for [`Listener`](crate::server::Listener).
 //!
 //! Messages are framed as the config says (newline-delimited by default).
 //! Nagle's algorithm is turned off on every connection: the peer already
@@ -11,10 +11,10 @@ use std::net::SocketAddr;
 
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
-use super::{Acceptor, PeerAddr};
 use super::Transport;
-use crate::config::Config;
 use super::TransportError;
+use super::{Acceptor, PeerAddr};
+use crate::config::Config;
 
 impl Transport {
     /// Connects to a TCP server, framed as `config` says.
@@ -26,7 +26,7 @@ impl Transport {
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let transport = Transport::connect_tcp("127.0.0.1:9000", &Config::default()).await?;
-    /// let peer = Peer::connect(transport);
+    /// let peer = Peer::spawn(transport);
     /// let sum: i64 = peer.call("add", [2, 3]).await?;
     /// # Ok(())
     /// # }
@@ -72,19 +72,21 @@ impl Transport {
     }
 }
 
-/// A bound TCP socket that a [`Listener`](crate::Listener) accepts
+/// A bound TCP socket that a [`Listener`](crate::server::Listener) accepts
 /// connections from.
 ///
 /// # Examples
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{Listener, Router, TcpAcceptor};
+/// use jsonrpc_runtime::server::Listener;
+/// use jsonrpc_runtime::transport::TcpAcceptor;
+/// use jsonrpc_runtime::Router;
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let acceptor = TcpAcceptor::bind("127.0.0.1:9000").await?;
 /// println!("listening on {}", acceptor.local_addr()?);
-/// let server = Listener::new(acceptor).serve(Router::new());
+/// let server = Listener::new(acceptor).spawn(Router::new());
 /// // ... until it is time to stop:
 /// tokio::time::sleep(Duration::from_secs(60)).await;
 /// server.shutdown(Duration::from_secs(5)).await;

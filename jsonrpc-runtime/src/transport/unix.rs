@@ -1,5 +1,5 @@
 //! Unix domain sockets: a connector and an acceptor for
-//! [`Listener`](crate::Listener).
+//! [`Listener`](crate::server::Listener).
 //!
 //! The acceptor owns its socket file: binding replaces a stale file left by
 //! a process that died (only when nothing answers on it), and the file is
@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use tokio::net::{UnixListener, UnixStream};
 
-use super::{Acceptor, PeerAddr};
 use super::Transport;
-use crate::config::Config;
 use super::TransportError;
+use super::{Acceptor, PeerAddr};
+use crate::config::Config;
 
 impl Transport {
     /// Connects to a Unix-socket server at `path`, framed as `config` says.
@@ -28,7 +28,7 @@ impl Transport {
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let transport = Transport::connect_unix("/run/my-server.sock", &Config::default()).await?;
-    /// let peer = Peer::connect(transport);
+    /// let peer = Peer::spawn(transport);
     /// let sum: i64 = peer.call("add", [2, 3]).await?;
     /// # Ok(())
     /// # }
@@ -64,7 +64,7 @@ impl Transport {
     /// let config = Config::default();
     /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
     /// let _server = Peer::builder().router(router).spawn(Transport::unix(b, &config));
-    /// let client = Peer::connect(Transport::unix(a, &config));
+    /// let client = Peer::spawn(Transport::unix(a, &config));
     /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
@@ -75,18 +75,20 @@ impl Transport {
     }
 }
 
-/// A bound Unix domain socket that a [`Listener`](crate::Listener) accepts
+/// A bound Unix domain socket that a [`Listener`](crate::server::Listener) accepts
 /// connections from. It removes its socket file when dropped.
 ///
 /// # Examples
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{Listener, Router, UnixAcceptor};
+/// use jsonrpc_runtime::server::Listener;
+/// use jsonrpc_runtime::transport::UnixAcceptor;
+/// use jsonrpc_runtime::Router;
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let acceptor = UnixAcceptor::bind("/run/my-server.sock").await?;
-/// let server = Listener::new(acceptor).serve(Router::new());
+/// let server = Listener::new(acceptor).spawn(Router::new());
 /// // ... until it is time to stop:
 /// tokio::time::sleep(Duration::from_secs(60)).await;
 /// server.shutdown(Duration::from_secs(5)).await; // removes the socket file

@@ -1,6 +1,6 @@
 //! WebSocket (feature `websocket`): a connector, server and client
 //! handshakes over any stream, and an acceptor for
-//! [`Listener`](crate::Listener).
+//! [`Listener`](crate::server::Listener).
 //!
 //! One JSON-RPC message (or batch) travels in each text message. The rules
 //! at the edges:
@@ -49,11 +49,11 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
-use super::{Acceptor, PeerAddr};
 use super::Transport;
+use super::{Acceptor, PeerAddr};
+use super::{TransportError, WebSocketError};
 use crate::codec::{Frame, FrameRefusal};
 use crate::config::Config;
-use super::{TransportError, WebSocketError};
 
 /// How long this side waits for the other side's close reply.
 const CLOSE_LINGER: Duration = Duration::from_secs(2);
@@ -75,7 +75,7 @@ impl Transport {
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let transport = Transport::connect_websocket("ws://127.0.0.1:9000/rpc", &Config::default()).await?;
-    /// let peer = Peer::connect(transport);
+    /// let peer = Peer::spawn(transport);
     /// let sum: i64 = peer.call("add", [2, 3]).await?;
     /// # Ok(())
     /// # }
@@ -155,7 +155,7 @@ impl Transport {
     /// let client = Transport::websocket_client(client_io, "ws://localhost/", &config).await?;
     /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
     /// let _server = Peer::builder().router(router).spawn(server.await??);
-    /// let client = Peer::connect(client);
+    /// let client = Peer::spawn(client);
     /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
@@ -213,7 +213,7 @@ impl Transport {
     }
 }
 
-/// A bound TCP socket that a [`Listener`](crate::Listener) accepts
+/// A bound TCP socket that a [`Listener`](crate::server::Listener) accepts
 /// WebSocket connections from. The handshake runs on each connection's own
 /// task, limited by [`handshake_timeout`](Self::handshake_timeout).
 ///
@@ -221,15 +221,17 @@ impl Transport {
 ///
 /// ```
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{Config, ErrorObject, Listener, Peer, Router, Transport, WebSocketAcceptor};
+/// use jsonrpc_runtime::server::Listener;
+/// use jsonrpc_runtime::transport::WebSocketAcceptor;
+/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
 /// let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?;
 /// let url = format!("ws://{}/", acceptor.local_addr()?);
-/// let server = Listener::new(acceptor).serve(router);
+/// let server = Listener::new(acceptor).spawn(router);
 ///
-/// let client = Peer::connect(Transport::connect_websocket(&url, &Config::default()).await?);
+/// let client = Peer::spawn(Transport::connect_websocket(&url, &Config::default()).await?);
 /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
 /// client.close(Duration::from_secs(1)).await;
 /// server.shutdown(Duration::from_secs(1)).await;

@@ -82,7 +82,7 @@ where
         let (connect, answered) = (connect.clone(), answered.clone());
         let (connected, finish) = (connected.clone(), finish.clone());
         clients.spawn(async move {
-            let client = Peer::connect(connect().await);
+            let client = Peer::spawn(connect().await);
             // One answered call proves the server has accepted us.
             let first: i64 = client.call("add", (c, 0)).await.expect("first call");
             assert_eq!(first, c);

@@ -72,16 +72,16 @@ impl Store<String, u32> for Numbers {
 async fn main() {
     let (a, b) = Transport::pair(8);
     let _server = Peer::builder().router(Calc.into_router()).spawn(b);
-    let calc = CalculatorClient::new(Peer::connect(a));
+    let calc = CalculatorClient::new(Peer::spawn(a));
     assert_eq!(calc.divide(6, 3).await.unwrap(), 2);
     assert_eq!(calc.total().await.unwrap(), 0);
     assert_eq!(calc.whoami().await.unwrap(), "whoami");
     assert_eq!(calc.sum(vec![1, 2]).await.unwrap(), 3);
-    calc.log(String::new()).unwrap();
+    calc.log(String::new()).await.unwrap();
 
     let (a, b) = Transport::pair(8);
     let _server = Peer::builder().router(Numbers.into_router()).spawn(b);
-    let store: StoreClient<String, u32> = StoreClient::new(Peer::connect(a));
+    let store: StoreClient<String, u32> = StoreClient::new(Peer::spawn(a));
     assert_eq!(store.get("7".into()).await.unwrap(), Some(7));
     let _ = store.peer();
 }
