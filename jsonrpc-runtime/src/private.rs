@@ -29,20 +29,6 @@ where
     peer.call_with(method, params, CallOptions::default()).await
 }
 
-/// The generated client's request call, with options.
-pub async fn call_with<R, E>(
-    peer: &Peer,
-    method: &str,
-    params: impl Serialize,
-    options: CallOptions,
-) -> Result<R, CallError<E>>
-where
-    R: DeserializeOwned + Send + 'static,
-    E: RpcError + Send + 'static,
-{
-    peer.call_with(method, params, options).await
-}
-
 /// The generated client's notification.
 pub async fn notify(peer: &Peer, method: &str, params: impl Serialize) -> Result<(), SendError> {
     peer.notify(method, params).await
