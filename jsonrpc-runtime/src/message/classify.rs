@@ -1,0 +1,407 @@
+//! Classifying one inbound frame: the nine rules, borrowing from the frame.
+
+use std::borrow::Cow;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use std::fmt;
+
+use super::{Batches, Dialect, Extras, NullId, NullParams, ParseOptions, Refusal};
+use crate::error::ErrorObject;
+use crate::id::Id;
+
+/// Visitor methods that map every scalar to one "not an object" value.
+macro_rules! serde_other_scalars {
+    ($other:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+}
+
+// Borrowed classification (the hot path).
+
+/// One classified message, borrowing from its frame.
+#[derive(Debug)]
+pub(crate) enum Classified<'a> {
+    Request {
+        id: Id,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+        extras: RawExtras<'a>,
+    },
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+        extras: RawExtras<'a>,
+    },
+    Response {
+        id: Id,
+        outcome: Result<&'a RawValue, ErrorObject>,
+        extras: RawExtras<'a>,
+    },
+    /// A response to `id` that is malformed: the call waiting on `id` fails,
+    /// and the sender is told with `error` (id null).
+    BadResponse {
+        id: Id,
+        error: ErrorObject,
+    },
+    Refused(Refusal),
+}
+
+/// A classified frame: one message or a batch.
+#[derive(Debug)]
+pub(crate) enum ClassifiedFrame<'a> {
+    Single(Classified<'a>),
+    Batch(Vec<Classified<'a>>),
+}
+
+/// Unknown top-level members, still raw. Empty unless the sender used any.
+#[derive(Debug, Default)]
+pub(crate) struct RawExtras<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl RawExtras<'_> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn to_owned_extras(&self) -> Extras {
+        let mut map = Extras::new();
+        for (key, value) in &self.0 {
+            if let Ok(v) = serde_json::from_str(value.get()) {
+                map.insert(key.to_string(), v);
+            }
+        }
+        map
+    }
+}
+
+/// Classifies one frame's text.
+pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
+    let top: Top<'a> = match serde_json::from_str(text) {
+        Ok(top) => top,
+        Err(e) => return ClassifiedFrame::Single(refuse(Id::NULL, ErrorObject::parse_error(e))),
+    };
+    match top {
+        Top::Object(env) => ClassifiedFrame::Single(classify(env, options)),
+        Top::Other => ClassifiedFrame::Single(refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("a message must be a JSON object"),
+        )),
+        Top::Batch(_) if options.batches == Batches::Refuse => ClassifiedFrame::Single(refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("batches are not accepted"),
+        )),
+        Top::Batch(elements) if elements.is_empty() => ClassifiedFrame::Single(refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("an empty batch"),
+        )),
+        Top::Batch(elements) => ClassifiedFrame::Batch(
+            elements
+                .into_iter()
+                .map(|element| match element {
+                    Element::Object(env) => classify(env, options),
+                    Element::Other => refuse(
+                        Id::NULL,
+                        ErrorObject::invalid_request("a batch element must be a JSON object"),
+                    ),
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn refuse<'a>(id: Id, error: ErrorObject) -> Classified<'a> {
+    Classified::Refused(Refusal { id, error })
+}
+
+fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
+    if let Some(key) = env.duplicate {
+        return refuse(
+            Id::NULL,
+            ErrorObject::invalid_request(format!("member `{key}` appears twice")),
+        );
+    }
+    // Rule 4: the id.
+    let id = match env.id {
+        None => None,
+        Some(raw) => match read_id(raw) {
+            Ok(id) => Some(id),
+            Err(e) => return refuse(Id::NULL, e),
+        },
+    };
+    let answer_id = || id.clone().unwrap_or(Id::NULL);
+    // Rule 5: the version.
+    match env.jsonrpc {
+        Some(raw) if raw.get() == r#""2.0""# || read_str(raw).as_deref() == Some("2.0") => {}
+        None if options.dialect == Dialect::Lenient => {}
+        Some(_) => {
+            return refuse(
+                answer_id(),
+                ErrorObject::invalid_request(r#""jsonrpc" must be "2.0""#),
+            )
+        }
+        None => {
+            return refuse(
+                answer_id(),
+                ErrorObject::invalid_request(r#"missing "jsonrpc": "2.0""#),
+            )
+        }
+    }
+    // Rule 6: responses.
+    let Some(method) = env.method else {
+        return match (env.result, env.error, id) {
+            (Some(_), Some(_), id) => {
+                let error =
+                    ErrorObject::invalid_request("a response has both `result` and `error`");
+                match id {
+                    Some(id) => Classified::BadResponse { id, error },
+                    None => refuse(Id::NULL, error),
+                }
+            }
+            (None, None, id) => refuse(
+                id.unwrap_or(Id::NULL),
+                ErrorObject::invalid_request("missing `method`"),
+            ),
+            (_, _, None) => refuse(
+                Id::NULL,
+                ErrorObject::invalid_request("a response has no `id`"),
+            ),
+            (Some(result), None, Some(id)) => Classified::Response {
+                id,
+                outcome: Ok(result),
+                extras: env.extras,
+            },
+            (None, Some(error), Some(id)) => match serde_json::from_str::<ErrorObject>(error.get())
+            {
+                Ok(error) => Classified::Response {
+                    id,
+                    outcome: Err(error),
+                    extras: env.extras,
+                },
+                Err(e) => Classified::BadResponse {
+                    id,
+                    error: ErrorObject::invalid_request(format!(
+                        "a response's `error` is not an error object: {e}"
+                    )),
+                },
+            },
+        };
+    };
+    // Rule 7: the method.
+    let Some(method) = read_str(method) else {
+        return refuse(
+            answer_id(),
+            ErrorObject::invalid_request("`method` must be a string"),
+        );
+    };
+    // Rule 8: the params.
+    let params = match env.params {
+        None => None,
+        Some(raw) => match raw.get().as_bytes().first() {
+            Some(b'{' | b'[') => Some(raw),
+            Some(b'n') if id.is_some() && options.null_params == NullParams::Refuse => {
+                return refuse(
+                    answer_id(),
+                    ErrorObject::invalid_params("`params` must be an object or an array, not null"),
+                );
+            }
+            Some(b'n') => None,
+            _ if id.is_some() => {
+                return refuse(
+                    answer_id(),
+                    ErrorObject::invalid_params("`params` must be an object or an array"),
+                );
+            }
+            _ => None,
+        },
+    };
+    // Rule 9. A null id is refused here, on requests only: an error
+    // response must carry a null id when the request's could not be read.
+    if id.as_ref().is_some_and(Id::is_null) && options.null_id == NullId::Refuse {
+        return refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("the id must not be null"),
+        );
+    }
+    match id {
+        Some(id) => Classified::Request {
+            id,
+            method,
+            params,
+            extras: env.extras,
+        },
+        None => Classified::Notification {
+            method,
+            params,
+            extras: env.extras,
+        },
+    }
+}
+
+fn read_id(raw: &RawValue) -> Result<Id, ErrorObject> {
+    match raw.get().as_bytes().first() {
+        Some(b'-' | b'0'..=b'9' | b'"' | b'n') => {
+            serde_json::from_str::<Id>(raw.get()).map_err(|_| {
+                ErrorObject::invalid_request("the id must be an integer, a string or null")
+            })
+        }
+        _ => Err(ErrorObject::invalid_request(
+            "the id must be an integer, a string or null",
+        )),
+    }
+}
+
+/// Reads a JSON string, borrowing when it has no escapes.
+fn read_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
+}
+
+// The envelope as read by serde: every member raw, nothing decoded yet.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+    extras: RawExtras<'a>,
+    duplicate: Option<&'static str>,
+}
+
+enum Top<'a> {
+    Object(Envelope<'a>),
+    Batch(Vec<Element<'a>>),
+    Other,
+}
+
+enum Element<'a> {
+    Object(Envelope<'a>),
+    Other,
+}
+
+enum Key<'a> {
+    Known(&'static str),
+    Other(Cow<'a, str>),
+}
+
+pub(crate) const KNOWN_KEYS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(match KNOWN_KEYS.iter().find(|k| **k == s) {
+                    Some(k) => Key::Known(k),
+                    None => Key::Other(Cow::Borrowed(s)),
+                })
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(match KNOWN_KEYS.iter().find(|k| **k == s) {
+                    Some(k) => Key::Known(k),
+                    None => Key::Other(Cow::Owned(s.to_owned())),
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+fn visit_envelope<'de, A: MapAccess<'de>>(mut map: A) -> Result<Envelope<'de>, A::Error> {
+    let mut env = Envelope::default();
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value: &'de RawValue = map.next_value()?;
+        let slot = match key {
+            Key::Known("jsonrpc") => &mut env.jsonrpc,
+            Key::Known("id") => &mut env.id,
+            Key::Known("method") => &mut env.method,
+            Key::Known("params") => &mut env.params,
+            Key::Known("result") => &mut env.result,
+            Key::Known(_) => &mut env.error,
+            Key::Other(name) => {
+                env.extras.0.push((name, value));
+                continue;
+            }
+        };
+        if slot.replace(value).is_some() {
+            if let Key::Known(k) = key {
+                env.duplicate.get_or_insert(k);
+            }
+        }
+    }
+    Ok(env)
+}
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TopVisitor;
+        impl<'de> Visitor<'de> for TopVisitor {
+            type Value = Top<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message or batch")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Top<'de>, A::Error> {
+                visit_envelope(map).map(Top::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top<'de>, A::Error> {
+                let mut elements = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(64));
+                while let Some(element) = seq.next_element::<Element<'de>>()? {
+                    elements.push(element);
+                }
+                Ok(Top::Batch(elements))
+            }
+            serde_other_scalars!(Top::Other);
+        }
+        deserializer.deserialize_any(TopVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Element<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ElementVisitor;
+        impl<'de> Visitor<'de> for ElementVisitor {
+            type Value = Element<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Element<'de>, A::Error> {
+                visit_envelope(map).map(Element::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Element<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Element::Other)
+            }
+            serde_other_scalars!(Element::Other);
+        }
+        deserializer.deserialize_any(ElementVisitor)
+    }
+}
