@@ -323,7 +323,9 @@ impl Config {
     }
 
     /// How cancellation travels (default: none, so
-    /// [`Peer::cancel`](crate::Peer::cancel) sends nothing and an inbound
+    /// [`Peer::cancel`](crate::Peer::cancel) fails with
+    /// [`SendError::NoCancellationPolicy`](crate::SendError::NoCancellationPolicy),
+    /// a call given up on is given up locally only, and an inbound
     /// cancellation is an ordinary notification).
     pub fn cancellation(mut self, policy: CancellationPolicy) -> Self {
         self.cancellation = Some(policy);

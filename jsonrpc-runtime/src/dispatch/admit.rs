@@ -302,6 +302,7 @@ impl Reader {
             connection.answered(&route.name, false);
             let body = message::error_response(shared.dialect, &task.id, &error);
             shared.active.fetch_sub(1, Ordering::AcqRel);
+            shared.idle.notify_one();
             match batch {
                 Some(batch) => {
                     if let Some(array) = batch.release(Some(body)) {

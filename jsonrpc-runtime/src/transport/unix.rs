@@ -18,6 +18,7 @@ use super::TransportError;
 use super::{Acceptor, PeerAddr};
 use crate::config::Config;
 
+#[cfg_attr(docsrs, doc(cfg(unix)))]
 impl Transport {
     /// Connects to a Unix-socket server at `path`, framed as `config` says.
     ///

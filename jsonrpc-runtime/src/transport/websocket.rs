@@ -61,6 +61,7 @@ const CLOSE_LINGER: Duration = Duration::from_secs(2);
 /// The default limit on a server handshake.
 const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
 impl Transport {
     /// Connects to a WebSocket server at `url` (`ws://host:port/path`).
     ///

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every interop check against the example servers: the official MCP
+# TypeScript and Python SDKs and vscode-jsonrpc. Needs Node.js 18+, npm and
+# Python 3.10+ with venv; installs the client libraries from npm and PyPI
+# into a scratch directory (default /tmp/jsonrpc-interop, or $INTEROP_DIR).
+# Not part of `cargo test`. Exits non-zero at the first failed check.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${INTEROP_DIR:-/tmp/jsonrpc-interop}
+cargo build --quiet --manifest-path "$repo/Cargo.toml" -p examples --examples
+bin=$repo/target/debug/examples
+mkdir -p "$work"
+cp "$repo"/interop/*.mjs "$repo"/interop/*.py "$work"
+cd "$work"
+if [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/vscode-jsonrpc ]; then
+    [ -f package.json ] || npm init -y >/dev/null
+    npm install --silent @modelcontextprotocol/sdk vscode-jsonrpc
+fi
+if [ ! -x py/bin/python ] || ! py/bin/python -c 'import mcp' 2>/dev/null; then
+    python3 -m venv py
+    py/bin/pip install --quiet mcp
+fi
+echo "== MCP TypeScript SDK $(node -p 'require("@modelcontextprotocol/sdk/package.json").version')"
+node mcp_client.mjs "$bin/mcp_server"
+echo "== vscode-jsonrpc $(node -p 'require("vscode-jsonrpc/package.json").version')"
+node lsp_client.mjs "$bin/lsp_server" "$bin/spec_server"
+echo "== MCP Python SDK $(py/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))')"
+py/bin/python mcp_client.py "$bin/mcp_server"
+echo "interop: every check passed"
