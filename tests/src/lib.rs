@@ -263,3 +263,23 @@ pub async fn cancellation_race(
     }
     outcomes
 }
+
+/// Reads `spec_server`'s stderr until it has said where it listens `count`
+/// times, and returns each place (`tcp ADDR`, `unix PATH`, a WebSocket URL).
+pub async fn listening_lines(
+    stderr: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
+    count: usize,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    while lines.len() < count {
+        let line = tokio::time::timeout(ANSWER_TIMEOUT, stderr.next_line())
+            .await
+            .expect("spec_server says where it listens")
+            .unwrap()
+            .expect("spec_server is still running");
+        if let Some(rest) = line.strip_prefix("spec_server: listening on ") {
+            lines.push(rest.to_owned());
+        }
+    }
+    lines
+}

@@ -173,26 +173,6 @@ async fn live_connections_counts_open_connections() {
     server.shutdown(Duration::from_secs(1)).await;
 }
 
-/// Reads spec_server's stderr until it has said where it listens on each
-/// of `kinds`.
-async fn listening_lines(
-    stderr: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
-    count: usize,
-) -> Vec<String> {
-    let mut lines = Vec::new();
-    while lines.len() < count {
-        let line = tokio::time::timeout(ANSWER_TIMEOUT, stderr.next_line())
-            .await
-            .expect("spec_server says where it listens")
-            .unwrap()
-            .expect("spec_server is still running");
-        if let Some(rest) = line.strip_prefix("spec_server: listening on ") {
-            lines.push(rest.to_owned());
-        }
-    }
-    lines
-}
-
 #[cfg(unix)]
 #[tokio::test]
 async fn spec_server_serves_every_socket_and_exits_cleanly_on_sigterm() {
@@ -206,7 +186,7 @@ async fn spec_server_serves_every_socket_and_exits_cleanly_on_sigterm() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let lines = listening_lines(&mut stderr, 3).await;
+    let lines = tests::listening_lines(&mut stderr, 3).await;
     let config = Config::default();
     let mut clients = Vec::new();
     for line in &lines {
@@ -254,7 +234,7 @@ async fn spec_server_over_tcp_with_content_length_framing() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let lines = listening_lines(&mut stderr, 1).await;
+    let lines = tests::listening_lines(&mut stderr, 1).await;
     let addr = lines[0].strip_prefix("tcp ").unwrap();
     let config = Config::default().framing(jsonrpc_runtime::codec::Framing::ContentLength);
     let client = Peer::spawn(Transport::connect_tcp(addr, &config).await.unwrap());

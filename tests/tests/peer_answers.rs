@@ -59,27 +59,36 @@ async fn pretty_values_travel(client: &Peer) {
     assert_eq!(sum, json!([1, 2]), "the connection still serves");
 }
 
-#[tokio::test]
-async fn pretty_values_never_end_a_newline_delimited_connection() {
+/// A client peer and a server peer (serving [`pretty_router`]) over a pipe
+/// framed by `codec`.
+fn over_a_pipe<C>(codec: C) -> (Peer, Peer)
+where
+    C: tokio_util::codec::Decoder<
+            Item = jsonrpc_runtime::codec::Frame,
+            Error = jsonrpc_runtime::codec::FramingError,
+        > + tokio_util::codec::Encoder<bytes::Bytes, Error = jsonrpc_runtime::codec::FramingError>
+        + Clone
+        + Send
+        + 'static,
+{
     let (a, b) = tokio::io::duplex(1 << 16);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
-    let _server = Peer::builder()
+    let server = Peer::builder()
         .router(pretty_router())
-        .spawn(Transport::from_io(br, bw, LineCodec::new()));
-    let client = Peer::spawn(Transport::from_io(ar, aw, LineCodec::new()));
+        .spawn(Transport::from_io(br, bw, codec.clone()));
+    (Peer::spawn(Transport::from_io(ar, aw, codec)), server)
+}
+
+#[tokio::test]
+async fn pretty_values_never_end_a_newline_delimited_connection() {
+    let (client, _server) = over_a_pipe(LineCodec::new());
     pretty_values_travel(&client).await;
 }
 
 #[tokio::test]
 async fn pretty_values_travel_over_content_length_framing() {
-    let (a, b) = tokio::io::duplex(1 << 16);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    let _server = Peer::builder()
-        .router(pretty_router())
-        .spawn(Transport::from_io(br, bw, ContentLengthCodec::new()));
-    let client = Peer::spawn(Transport::from_io(ar, aw, ContentLengthCodec::new()));
+    let (client, _server) = over_a_pipe(ContentLengthCodec::new());
     pretty_values_travel(&client).await;
 }
 

@@ -109,16 +109,8 @@ async fn a_client_that_never_reads_leaves_the_server_memory_within_the_budget() 
         .unwrap();
     let pid = server.id().unwrap();
     let mut stderr = BufReader::new(server.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = tokio::time::timeout(ANSWER_TIMEOUT, stderr.next_line())
-            .await
-            .expect("spec_server says where it listens")
-            .unwrap()
-            .expect("spec_server is running");
-        if let Some(addr) = line.strip_prefix("spec_server: listening on tcp ") {
-            break addr.to_owned();
-        }
-    };
+    let listening = tests::listening_lines(&mut stderr, 1).await;
+    let addr = listening[0].strip_prefix("tcp ").unwrap().to_owned();
     let pad = "p".repeat(1000);
     let config = Config::default();
 
