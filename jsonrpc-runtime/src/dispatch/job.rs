@@ -111,7 +111,8 @@ impl Runner for Connection {
                 .downcast::<InFlightSlot>()
                 .ok()
         });
-        let in_turn = *self.notifications_done.borrow() >= after;
+        // `after` is 0 until a notification has been queued: no lock then.
+        let in_turn = after == 0 || *self.notifications_done.borrow() >= after;
         if in_turn && slot.is_none() {
             return Admission::Now(None);
         }

@@ -318,13 +318,7 @@ impl Message {
     pub fn to_json(&self, dialect: Dialect) -> Vec<u8> {
         let mut out = Vec::with_capacity(128);
         // Extras that name an envelope member are left out.
-        let own = |extras: &Extras| -> Extras {
-            extras
-                .iter()
-                .filter(|(k, _)| !is_reserved_member(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        };
+        let own = own_extras;
         match self {
             Message::Request(r) => write_call(
                 &mut out,
@@ -354,6 +348,20 @@ impl Message {
         .unwrap_or_default();
         out
     }
+}
+
+/// `extras` without the members the envelope owns (copied only when it has
+/// some).
+fn own_extras(extras: &Extras) -> std::borrow::Cow<'_, Extras> {
+    if !extras.keys().any(|k| is_reserved_member(k)) {
+        return std::borrow::Cow::Borrowed(extras);
+    }
+    let own = extras
+        .iter()
+        .filter(|(k, _)| !is_reserved_member(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    std::borrow::Cow::Owned(own)
 }
 
 /// Whether `name` is a member the envelope itself owns (and so cannot be an

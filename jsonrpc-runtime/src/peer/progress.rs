@@ -259,3 +259,33 @@ impl<R, E, P> Drop for ProgressCall<R, E, P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn unread_reports_keep_the_newest_and_end_after_the_last() {
+        let mut subscriptions = ProgressSubscriptions::default();
+        let token = Id::from("t");
+        let (reports, _activity) = subscriptions.subscribe(Some(token.clone()), Id::from(1));
+        let total = ProgressCall::<(), ()>::MAX_UNREAD + 10;
+        for n in 0..total {
+            assert!(subscriptions.deliver(&token, Value::from(n)));
+        }
+        subscriptions.end_call(&Id::from(1));
+        let mut seen = Vec::new();
+        while let Some(value) = reports.next().await {
+            seen.push(value.as_u64().unwrap() as usize);
+        }
+        let expected: Vec<usize> = (10..total).collect();
+        assert_eq!(
+            seen, expected,
+            "the oldest ten were dropped, in order otherwise"
+        );
+        assert!(
+            !subscriptions.deliver(&token, Value::from(0)),
+            "nobody waits any more"
+        );
+    }
+}
