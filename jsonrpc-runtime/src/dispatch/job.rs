@@ -157,14 +157,11 @@ impl Runner for Connection {
             done(shared);
             return None;
         }
-        // The other side is behind: wait for room, unless the connection is
-        // closing (then the answer is queued for the final flush at once).
+        // The other side is behind: wait for room, unless reading has
+        // stopped (then the answer is queued for the final flush at once).
         let shared = shared.clone();
         Some(Box::pin(async move {
-            tokio::select! {
-                _ = shared.outbox.room() => {}
-                _ = shared.abort_handlers.cancelled() => {}
-            }
+            shared.room().await;
             send_answer(&shared, body);
             done(&shared);
         }))

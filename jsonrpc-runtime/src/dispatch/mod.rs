@@ -200,6 +200,7 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
         }
     }
     drop(inbound);
+    shared.read_done.cancel();
 
     let reason = shared.set_reason(match end {
         End::Eof => CloseReason::RemoteClosed,

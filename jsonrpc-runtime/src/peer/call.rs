@@ -257,7 +257,7 @@ impl Peer {
         .map_err(CallError::InvalidParams)?;
         drop(params);
 
-        shared.outbox.room().await;
+        shared.room().await;
         let rx = shared.register::<R, E>(&id)?;
         let mut guard = PendingGuard {
             shared,

@@ -122,6 +122,10 @@ pub(crate) struct Shared {
     /// grace lasts.
     pub(crate) close_requested: CancellationToken,
     deadline: Mutex<Option<Instant>>,
+    /// Fired when the pipeline has stopped reading: no new work can come,
+    /// so nothing waits for room in the outbound budget any more (what is
+    /// still owed is bounded by the work already running).
+    pub(crate) read_done: CancellationToken,
     /// Fired when both tasks are done.
     pub(crate) done: CancellationToken,
     reason: OnceLock<CloseReason>,
@@ -145,6 +149,7 @@ impl Shared {
             abort_handlers: CancellationToken::new(),
             close_requested: CancellationToken::new(),
             deadline: Mutex::new(None),
+            read_done: CancellationToken::new(),
             done: CancellationToken::new(),
             reason: OnceLock::new(),
             handles: OnceLock::new(),
@@ -206,13 +211,29 @@ impl Shared {
             .map_err(|_| SendError::Closed(self.reason_or_local()))
     }
 
+    /// Waits until the outbound budget has room, or the pipeline has
+    /// stopped reading.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub(crate) async fn room(&self) {
+        if self.outbox.has_room() {
+            return;
+        }
+        tokio::select! {
+            _ = self.outbox.room() => {}
+            _ = self.read_done.cancelled() => {}
+        }
+    }
+
     /// Queues one frame for the writer once the outbound budget has room.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is queued until it completes.
     pub(crate) async fn send(&self, body: Vec<u8>) -> Result<(), SendError> {
-        self.outbox.room().await;
+        self.room().await;
         self.send_now(body)
     }
 
