@@ -18,7 +18,7 @@ use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{Decision, GateInput};
-use crate::router::{RequestTask, Route, RouteKind, Router, Runner, Ticket};
+use crate::router::{Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
 
 /// Reads frames and walks each message through the admission steps.
 pub(super) struct Reader {
@@ -257,8 +257,8 @@ impl Reader {
         // A policy may let a cancelled handler run on and answer itself;
         // closing the connection always stops it.
         let stop = match cancellation {
-            Some(policy) if !policy.abort_handler => shared.abort_handlers.clone(),
-            _ => cancel.clone(),
+            Some(policy) if !policy.abort_handler => Some(shared.abort_handlers.clone()),
+            _ => None,
         };
         let slot = connection
             .in_flight
@@ -281,26 +281,28 @@ impl Reader {
         }
         let task = RequestTask {
             runner: self.runner.clone(),
-            id,
-            method: route.name.clone(),
-            cancel,
-            stop,
-            ticket: Ticket {
-                cancellable,
-                progress,
-                batch: batch.cloned(),
-                after: self.notification_seq,
-                in_flight: slot.map(|slot| slot as Arc<dyn Any + Send + Sync>),
+            job: Job {
+                id,
+                method: route.name.clone(),
+                cancel,
+                stop,
+                ticket: Ticket {
+                    cancellable,
+                    progress,
+                    batch: batch.cloned(),
+                    after: self.notification_seq,
+                    in_flight: slot.map(|slot| slot as Arc<dyn Any + Send + Sync>),
+                },
             },
         };
         // The route decodes the params and spawns the handler's own future
         // (no boxing); a decoding error comes back with the task unused.
         if let Err((error, task)) = route.handler.spawn(params, ctx, shared.dialect, task) {
-            if task.ticket.cancellable {
-                connection.cancellable().remove(&task.id);
+            if task.job.ticket.cancellable {
+                connection.cancellable().remove(&task.job.id);
             }
             connection.answered(&route.name, false);
-            let body = message::error_response(shared.dialect, &task.id, &error);
+            let body = message::error_response(shared.dialect, &task.job.id, &error);
             shared.active.fetch_sub(1, Ordering::AcqRel);
             shared.idle.notify_one();
             match batch {

@@ -14,7 +14,7 @@ use crate::id::Id;
 use crate::message;
 use crate::peer::{InFlightSlot, Shared};
 use crate::policy::{Gate, LifecycleGate};
-use crate::router::{catch_panic, Admission, Answer, BoxFuture, Ending, Held, RequestTask, Runner};
+use crate::router::{catch_panic, Admission, Answer, BoxFuture, Ending, Held, Job, Runner};
 
 /// The pipeline's state for one connection, shared by the reader and the
 /// request tasks.
@@ -59,7 +59,12 @@ impl Connection {
     }
 
     /// The one answer a finished request gets, or none.
-    fn decide(&self, task: &RequestTask, ending: Ending) -> Option<Answer> {
+    fn decide(&self, task: &Job, ending: Ending) -> Option<Answer> {
+        // The common case: an answer to a request nobody can cancel.
+        let ending = match ending {
+            Ending::Answered(answer) if !task.ticket.cancellable => return Some(answer),
+            other => other,
+        };
         let shared = &self.shared;
         let dialect = shared.dialect;
         let error = |error: &ErrorObject| Answer {
@@ -104,7 +109,7 @@ impl Drop for SlotGuard {
 }
 
 impl Runner for Connection {
-    fn admit(&self, task: &RequestTask) -> Admission {
+    fn admit(&self, task: &Job) -> Admission {
         let after = task.ticket.after;
         let slot = task.ticket.in_flight.clone().and_then(|slot| {
             (slot as Arc<dyn Any + Send + Sync>)
@@ -132,7 +137,7 @@ impl Runner for Connection {
         }) as BoxFuture<Held>)
     }
 
-    fn finish(&self, task: RequestTask, ending: Ending) -> Option<BoxFuture<()>> {
+    fn finish(&self, task: Job, ending: Ending) -> Option<BoxFuture<()>> {
         let shared = &self.shared;
         if task.ticket.cancellable {
             self.cancellable().remove(&task.id);

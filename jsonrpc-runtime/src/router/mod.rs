@@ -26,7 +26,7 @@ pub use self::route::Route;
 pub(crate) use self::route::{catch_panic, ErasedRoute, RouteKind};
 use self::route::{NotificationRoute, RequestRoute};
 pub(crate) use self::task::{
-    Admission, Answer, BoxFuture, Ending, Held, RequestTask, Runner, Ticket,
+    Admission, Answer, BoxFuture, Ending, Held, Job, RequestTask, Runner, Ticket,
 };
 
 /// What a request handler produced: a result, a domain error, or an

@@ -158,7 +158,7 @@ where
             Ok(params) => params,
             Err(error) => return Err((error, task)),
         };
-        let id = task.id.clone();
+        let id = task.job.id.clone();
         let fut = (self.handler)(params, ctx);
         task.spawn(async move { encode_reply(dialect, &id, fut.await.into_reply()) });
         Ok(())

@@ -56,24 +56,30 @@ pub(crate) enum Admission {
 /// What runs requests: the inbound pipeline.
 pub(crate) trait Runner: Send + Sync + 'static {
     /// Decides whether the request may start at once.
-    fn admit(&self, task: &RequestTask) -> Admission;
+    fn admit(&self, job: &Job) -> Admission;
 
     /// Ends the request: decides its one answer and sends it on. Returns a
     /// future when sending must wait (for room in the outbound budget).
-    fn finish(&self, task: RequestTask, ending: Ending) -> Option<BoxFuture<()>>;
+    fn finish(&self, job: Job, ending: Ending) -> Option<BoxFuture<()>>;
 }
 
 /// One inbound request, handed to its route to be started.
 pub(crate) struct RequestTask {
     pub(crate) runner: Arc<dyn Runner>,
+    pub(crate) job: Job,
+}
+
+/// What the runner knows about one request.
+pub(crate) struct Job {
     pub(crate) id: Id,
     pub(crate) method: Arc<str>,
     /// Fired when the other side cancels the request or the connection
     /// closes; what the handler sees through its context.
     pub(crate) cancel: CancellationToken,
-    /// Fired when the handler must stop (usually `cancel`; a policy that
-    /// lets handlers run on after a cancellation makes it the connection's).
-    pub(crate) stop: CancellationToken,
+    /// Fired when the handler must stop, when that is not `cancel` (a
+    /// policy that lets handlers run on after a cancellation makes it the
+    /// connection's).
+    pub(crate) stop: Option<CancellationToken>,
     /// Data the runner keeps with the task until it finishes.
     pub(crate) ticket: Ticket,
 }
@@ -104,11 +110,13 @@ impl RequestTask {
     }
 
     async fn run<F: Future<Output = Answer>>(self, fut: F) {
-        let held = match self.runner.admit(&self) {
+        let RequestTask { runner, job } = self;
+        let held = match runner.admit(&job) {
             Admission::Now(held) => held,
             Admission::Wait(wait) => wait.await,
         };
-        let ending = if self.stop.is_cancelled() {
+        let stop = job.stop.as_ref().unwrap_or(&job.cancel);
+        let ending = if stop.is_cancelled() {
             Ending::Stopped
         } else {
             tokio::select! {
@@ -117,12 +125,11 @@ impl RequestTask {
                     Ok(answer) => Ending::Answered(answer),
                     Err(panic) => Ending::Panicked(panic),
                 },
-                _ = self.stop.cancelled() => Ending::Stopped,
+                _ = stop.cancelled() => Ending::Stopped,
             }
         };
         drop(held);
-        let runner = self.runner.clone();
-        if let Some(send) = runner.finish(self, ending) {
+        if let Some(send) = runner.finish(job, ending) {
             send.await;
         }
     }
