@@ -2,7 +2,7 @@
 //! cancellation, progress reporting, and a handle back to the other side.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
@@ -35,7 +35,7 @@ pub struct Context {
     pub(crate) id: Option<Id>,
     pub(crate) method: Arc<str>,
     pub(crate) extras: Option<Arc<Extras>>,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: CancelToken,
     pub(crate) peer: Peer,
     pub(crate) progress: Option<Arc<ProgressSink>>,
 }
@@ -64,7 +64,23 @@ impl Context {
             id,
             method: Arc::from(""),
             extras: None,
-            cancel: CancellationToken::new(),
+            cancel: CancelToken::Own(CancellationToken::new()),
+            peer: Peer::detached(),
+            progress: None,
+        }
+    }
+
+    /// A context for a message answered in process
+    /// ([`Router::respond`](crate::Router::respond)): no connection behind
+    /// it, a cancellation that never fires, and nothing allocated.
+    pub(crate) fn in_process(id: Option<Id>, method: Arc<str>, extras: Option<Extras>) -> Self {
+        static NEVER: OnceLock<Arc<CancellationToken>> = OnceLock::new();
+        let never = NEVER.get_or_init(|| Arc::new(CancellationToken::new()));
+        Context {
+            id,
+            method,
+            extras: extras.map(Arc::new),
+            cancel: CancelToken::Shared(never.clone()),
             peer: Peer::detached(),
             progress: None,
         }
@@ -168,6 +184,29 @@ impl Context {
     pub(crate) fn with_method(mut self, method: Arc<str>) -> Self {
         self.method = method;
         self
+    }
+}
+
+/// A request's cancellation token: its own, when the other side can cancel
+/// it, or the connection's, shared without the cost of a new token handle
+/// (cloning a `CancellationToken` takes a lock; cloning this takes an
+/// atomic increment).
+#[derive(Debug, Clone)]
+pub(crate) enum CancelToken {
+    /// The connection's token: fires when the connection closes.
+    Shared(Arc<CancellationToken>),
+    /// A token of the request's own.
+    Own(CancellationToken),
+}
+
+impl std::ops::Deref for CancelToken {
+    type Target = CancellationToken;
+
+    fn deref(&self) -> &CancellationToken {
+        match self {
+            CancelToken::Shared(token) => token,
+            CancelToken::Own(token) => token,
+        }
     }
 }
 

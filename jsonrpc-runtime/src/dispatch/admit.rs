@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::job::{notification_worker, Connection, NotificationJob};
 use crate::codec::Frame;
-use crate::context::{Context, ProgressSink};
+use crate::context::{CancelToken, Context, ProgressSink};
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
@@ -250,14 +250,16 @@ impl Reader {
         // A request needs its own token only when the other side can cancel
         // it; otherwise the connection's token is shared (no allocation).
         let cancel = if cancellable {
-            shared.abort_handlers.child_token()
+            CancelToken::Own(shared.abort_handlers.child_token())
         } else {
-            shared.abort_handlers.clone()
+            CancelToken::Shared(shared.abort_shared.clone())
         };
         // A policy may let a cancelled handler run on and answer itself;
         // closing the connection always stops it.
         let stop = match cancellation {
-            Some(policy) if !policy.abort_handler => Some(shared.abort_handlers.clone()),
+            Some(policy) if !policy.abort_handler => {
+                Some(CancelToken::Shared(shared.abort_shared.clone()))
+            }
             _ => None,
         };
         let slot = connection
@@ -273,7 +275,9 @@ impl Reader {
             progress: progress.clone(),
         };
         if cancellable {
-            connection.cancellable().insert(id.clone(), cancel.clone());
+            connection
+                .cancellable()
+                .insert(id.clone(), (*cancel).clone());
         }
         shared.active.fetch_add(1, Ordering::AcqRel);
         if let Some(batch) = batch {
@@ -281,6 +285,7 @@ impl Reader {
         }
         let task = RequestTask {
             runner: self.runner.clone(),
+            inline: connection.inline,
             job: Job {
                 id,
                 method: route.name.clone(),
@@ -340,7 +345,7 @@ impl Reader {
             id: None,
             method: route.name.clone(),
             extras: (!extras.is_empty()).then(|| Arc::new(extras.to_owned_extras())),
-            cancel: shared.abort_handlers.clone(),
+            cancel: CancelToken::Shared(shared.abort_shared.clone()),
             peer: shared.handle(None),
             progress: None,
         };

@@ -29,6 +29,9 @@ pub(super) struct Connection {
     cancellable: Mutex<HashMap<Id, CancellationToken>>,
     /// How many notifications have been handled, for request ordering.
     pub(super) notifications_done: watch::Sender<u64>,
+    /// Requests take their first step on the reader's task (see
+    /// `RequestTask::inline`): on a current-thread runtime.
+    pub(super) inline: bool,
 }
 
 impl Connection {
@@ -40,6 +43,9 @@ impl Connection {
             in_flight: config.max_in_flight.map(|n| Arc::new(Semaphore::new(n))),
             cancellable: Mutex::new(HashMap::new()),
             notifications_done: watch::Sender::new(0),
+            inline: tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+                handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+            }),
             shared,
         }
     }

@@ -118,6 +118,8 @@ pub(crate) struct Shared {
     pub(crate) idle: Notify,
     /// Fired to stop every running handler.
     pub(crate) abort_handlers: CancellationToken,
+    /// The same token, for handlers to share without a handle each.
+    pub(crate) abort_shared: Arc<CancellationToken>,
     /// Fired when a close has been asked for; `deadline` says how long the
     /// grace lasts.
     pub(crate) close_requested: CancellationToken,
@@ -138,6 +140,7 @@ pub(crate) struct Shared {
 impl Shared {
     fn new(config: Config) -> (Self, tokio::sync::mpsc::UnboundedReceiver<outbox::Outbound>) {
         let (outbox, rx) = Outbox::new(config.outbound_budget);
+        let abort_handlers = CancellationToken::new();
         let shared = Shared {
             dialect: config.parse.dialect,
             ids: ids_from(&config.id_strategy),
@@ -146,7 +149,8 @@ impl Shared {
             pending: PendingTable::default(),
             active: AtomicUsize::new(0),
             idle: Notify::new(),
-            abort_handlers: CancellationToken::new(),
+            abort_shared: Arc::new(abort_handlers.clone()),
+            abort_handlers,
             close_requested: CancellationToken::new(),
             deadline: Mutex::new(None),
             read_done: CancellationToken::new(),
@@ -333,12 +337,17 @@ impl Peer {
     /// A handle with no connection behind it: every call fails with
     /// [`CallError::Closed`]. For [`Context::detached`](crate::Context::detached).
     pub(crate) fn detached() -> Peer {
-        let (shared, _) = Shared::new(Config::default());
-        shared.set_reason(CloseReason::Local);
-        shared.pending.close(&CloseReason::Local);
-        shared.done.cancel();
+        // One closed connection serves every detached handle.
+        static DETACHED: OnceLock<Arc<Shared>> = OnceLock::new();
+        let shared = DETACHED.get_or_init(|| {
+            let (shared, _) = Shared::new(Config::default());
+            shared.set_reason(CloseReason::Local);
+            shared.pending.close(&CloseReason::Local);
+            shared.done.cancel();
+            Arc::new(shared)
+        });
         Peer {
-            shared: Arc::new(shared),
+            shared: shared.clone(),
             _handle: None,
             in_flight: None,
         }

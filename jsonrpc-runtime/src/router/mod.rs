@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use crate::context::Context;
 use crate::error::{ErrorObject, RpcError};
 
+mod respond;
 mod route;
 mod task;
 

@@ -12,9 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
-use crate::context::ProgressSink;
+use crate::context::{CancelToken, ProgressSink};
 use crate::id::Id;
 use crate::message::BatchAnswers;
 
@@ -67,6 +65,10 @@ pub(crate) trait Runner: Send + Sync + 'static {
 pub(crate) struct RequestTask {
     pub(crate) runner: Arc<dyn Runner>,
     pub(crate) job: Job,
+    /// Take the first step on the caller's task, and spawn a task only if
+    /// the request cannot finish at once. Right on a current-thread runtime,
+    /// where a task of its own buys no parallelism.
+    pub(crate) inline: bool,
 }
 
 /// What the runner knows about one request.
@@ -75,11 +77,11 @@ pub(crate) struct Job {
     pub(crate) method: Arc<str>,
     /// Fired when the other side cancels the request or the connection
     /// closes; what the handler sees through its context.
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: CancelToken,
     /// Fired when the handler must stop, when that is not `cancel` (a
     /// policy that lets handlers run on after a cancellation makes it the
     /// connection's).
-    pub(crate) stop: Option<CancellationToken>,
+    pub(crate) stop: Option<CancelToken>,
     /// Data the runner keeps with the task until it finishes.
     pub(crate) ticket: Ticket,
 }
@@ -101,16 +103,28 @@ pub(crate) struct Ticket {
 }
 
 impl RequestTask {
-    /// Spawns the request's task around `fut`, the handler's future.
+    /// Runs the request around `fut`, the handler's future: on a task of its
+    /// own, or first on the caller's task when [`inline`](Self::inline) is
+    /// set, then on a task of its own only if it is not done at once.
     pub(crate) fn spawn<F>(self, fut: F)
     where
         F: Future<Output = Answer> + Send + 'static,
     {
-        tokio::spawn(self.run(fut));
+        if !self.inline {
+            tokio::spawn(self.run(fut));
+            return;
+        }
+        let mut run = Box::pin(self.run(fut));
+        // Polled without a waker: if it is pending, the task polls it again
+        // at once and every resource it waits on registers the task's.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if run.as_mut().poll(&mut cx).is_pending() {
+            tokio::spawn(run);
+        }
     }
 
     async fn run<F: Future<Output = Answer>>(self, fut: F) {
-        let RequestTask { runner, job } = self;
+        let RequestTask { runner, job, .. } = self;
         let held = match runner.admit(&job) {
             Admission::Now(held) => held,
             Admission::Wait(wait) => wait.await,

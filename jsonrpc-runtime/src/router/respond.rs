@@ -1,0 +1,134 @@
+//! Answering frames in process: bytes in, bytes out, no transport and no
+//! task. What an HTTP server, a serverless function or a test needs.
+
+use std::sync::Arc;
+
+use super::route::catch_panic;
+use super::{RouteKind, Router};
+use crate::context::Context;
+use crate::error::{ErrorCode, ErrorObject};
+use crate::id::Id;
+use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, ParseOptions, RawExtras};
+
+impl Router {
+    /// Answers one frame (a message or a batch) in process: classifies it,
+    /// runs its handlers, and returns the answer's bytes, or `None` when
+    /// nothing is owed (notifications only). The frame is read with the
+    /// default rules ([`ParseOptions::default`]); see
+    /// [`respond_with`](Router::respond_with) for others.
+    ///
+    /// Handlers run on the caller's task, one after another in a batch,
+    /// with a [`Context`] that has no connection behind it: calls through
+    /// [`Context::peer`] fail with [`CallError::Closed`](crate::CallError::Closed),
+    /// and the cancellation never fires. Protocol state that belongs to a
+    /// connection (a lifecycle, gates, progress, cancellation) does not
+    /// apply; use a [`Peer`](crate::Peer) for those.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let router = Router::new()
+    ///     .request("add", |(a, b): (i64, i64), _: Context| async move { Ok::<_, ErrorObject>(a + b) });
+    /// let answer = router.respond(br#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#).await;
+    /// assert_eq!(answer.unwrap(), br#"{"jsonrpc":"2.0","id":1,"result":5}"#);
+    ///
+    /// let nothing = router.respond(br#"{"jsonrpc":"2.0","method":"add","params":[2,3]}"#).await;
+    /// assert!(nothing.is_none());
+    /// # });
+    /// ```
+    pub async fn respond(&self, frame: &[u8]) -> Option<Vec<u8>> {
+        self.respond_with(frame, &ParseOptions::default()).await
+    }
+
+    /// Answers one frame in process as [`respond`](Router::respond) does,
+    /// reading it with `options` (a config's are
+    /// [`Config::parse_options`](crate::Config::parse_options)).
+    pub async fn respond_with(&self, frame: &[u8], options: &ParseOptions) -> Option<Vec<u8>> {
+        let dialect = options.dialect;
+        let text = match std::str::from_utf8(frame) {
+            Ok(text) => text,
+            Err(e) => {
+                let error = ErrorObject::parse_error(format!("invalid UTF-8: {e}"));
+                return Some(message::error_response(dialect, &Id::NULL, &error));
+            }
+        };
+        match message::classify_frame(text, options) {
+            ClassifiedFrame::Single(m) => self.answer(m, options).await,
+            ClassifiedFrame::Batch(messages) => {
+                let answers = BatchAnswers::default();
+                for m in messages {
+                    if let Some(body) = self.answer(m, options).await {
+                        answers.add(body);
+                    }
+                }
+                answers.release(None)
+            }
+        }
+    }
+
+    /// The answer to one classified message, if one is owed.
+    async fn answer(&self, message: Classified<'_>, options: &ParseOptions) -> Option<Vec<u8>> {
+        let dialect = options.dialect;
+        let (id, method, params, extras) = match message {
+            Classified::Request {
+                id,
+                method,
+                params,
+                extras,
+            } => (Some(id), method, params, extras),
+            Classified::Notification {
+                method,
+                params,
+                extras,
+            } => (None, method, params, extras),
+            Classified::Refused(refusal) => {
+                return Some(message::error_response(
+                    dialect,
+                    &refusal.id,
+                    &refusal.error,
+                ));
+            }
+            Classified::BadResponse { error, .. } => {
+                return Some(message::error_response(dialect, &Id::NULL, &error));
+            }
+            // Nothing waits for answers here.
+            Classified::Response { .. } => return None,
+        };
+        let refuse = |error: ErrorObject| {
+            id.as_ref()
+                .map(|id| message::error_response(dialect, id, &error))
+        };
+        let route = match self.get(&method) {
+            Some(route) if id.is_none() || route.kind == RouteKind::Request => route,
+            Some(_) => {
+                return refuse(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "Method not found: `{method}` is a notification; send it without an id"
+                    ),
+                ))
+            }
+            None => return refuse(ErrorObject::method_not_found(&method)),
+        };
+        let ctx = Context::in_process(id.clone(), Arc::clone(&route.name), owned(&extras));
+        let fut = match route.handler.start(params, ctx, dialect) {
+            Ok(fut) => fut,
+            Err(error) => return refuse(error),
+        };
+        let answer = match catch_panic(fut).await {
+            Ok(answer) => answer.body,
+            Err(panic) => {
+                tracing::error!(method = %route.name, %panic, "a handler panicked");
+                return refuse(ErrorObject::internal_error("the handler panicked"));
+            }
+        };
+        id.map(|_| answer)
+    }
+}
+
+fn owned(extras: &RawExtras<'_>) -> Option<crate::message::Extras> {
+    (!extras.is_empty()).then(|| extras.to_owned_extras())
+}
