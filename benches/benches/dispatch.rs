@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
-use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, State};
+use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, respond_once, State};
 use jsonrpc_benches::{
     check_add_response, floor, jsonrpsee_side, loopback, runtime, ADD_REQUEST, ADD_RESPONSE, NOTE,
     UNKNOWN_REQUEST,
@@ -122,6 +122,12 @@ fn add(c: &mut Criterion) {
             floor::two_phase(black_box(ADD_REQUEST), &mut out);
             out
         })
+    });
+    group.bench_function("ours_respond_hand", |b| {
+        b.iter_custom(|iters| timed!(rt, iters, respond_once(&hand, ADD_REQUEST).await))
+    });
+    group.bench_function("ours_respond_macro", |b| {
+        b.iter_custom(|iters| timed!(rt, iters, respond_once(&macro_, ADD_REQUEST).await))
     });
     group.bench_function("ours_invoke_hand", |b| {
         b.iter_custom(|iters| timed!(rt, iters, invoke_once(&hand, &ctx, ADD_REQUEST).await))

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use jsonrpc_benches::alloc::{self, Counting};
-use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, State};
+use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, respond_once, State};
 use jsonrpc_benches::setup::{self, Kind};
 use jsonrpc_benches::{
     floor, jsonrpsee_side, large, loopback, runtime, sys, AddParams, ADD_REQUEST, NOTE,
@@ -194,6 +194,20 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
     let hand = hand_router(state.clone());
     let macro_ = macro_router(state.clone());
     let ctx = Context::detached(Some(Id::from(1)));
+    for (name, router) in [
+        ("dispatch/ours_respond_hand", &hand),
+        ("dispatch/ours_respond_macro", &macro_),
+    ] {
+        row(
+            name,
+            "Router::respond: one frame in, its answer out",
+            count(rt, N, async || {
+                for _ in 0..N {
+                    std::hint::black_box(respond_once(router, ADD_REQUEST).await);
+                }
+            }),
+        );
+    }
     for (name, router) in [
         ("dispatch/ours_invoke_hand", &hand),
         ("dispatch/ours_invoke_macro", &macro_),

@@ -123,6 +123,12 @@ pub fn macro_router(state: Arc<State>) -> Router {
     MacroService(state).into_router()
 }
 
+/// The in-process entry point: one frame in, its answer's bytes out
+/// (`Router::respond`); empty when nothing is owed.
+pub async fn respond_once(router: &jsonrpc_runtime::Router, line: &[u8]) -> Vec<u8> {
+    router.respond(line).await.unwrap_or_default()
+}
+
 /// Our route through public pieces only: classify the frame
 /// (`jsonrpc_runtime::message::Message::parse_bytes`, owned), run the route (`Router::invoke`), write
 /// the answer (`jsonrpc_runtime::message::Message::to_json`). What a "dispatch one frame" API would

@@ -79,8 +79,10 @@ impl Id {
         // Writing into a Vec cannot fail.
         let _ = match &self.0 {
             Repr::Null => out.write_all(b"null"),
-            Repr::Int(n) => write!(out, "{n}"),
-            Repr::Big(n) => write!(out, "{n}"),
+            // serde_json writes integers with itoa, several times faster
+            // than `fmt`.
+            Repr::Int(n) => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from),
+            Repr::Big(n) => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from),
             Repr::Str(s) => serde_json::to_writer(&mut *out, &**s).map_err(std::io::Error::from),
         };
     }

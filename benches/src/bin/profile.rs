@@ -5,7 +5,7 @@
 //! valgrind --tool=callgrind target/release/profile peer_hand 100000
 //! ```
 //!
-//! Variants: floor_typed, floor_two_phase, invoke_hand, invoke_macro,
+//! Variants: floor_typed, floor_two_phase, respond_hand, respond_macro, invoke_hand, invoke_macro,
 //! peer_hand, peer_macro, peer_note, loopback_echo, jsonrpsee_async, jsonrpsee_sync,
 //! round_trip_memory, pipelined_memory_64. Run once with N and once with 1
 //! and subtract to get the cost of one iteration without the setup.
@@ -14,28 +14,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use jsonrpc_benches::service::{hand_router, macro_router, State};
+use jsonrpc_benches::service::{hand_router, invoke_once, macro_router, respond_once, State};
 use jsonrpc_benches::setup::{self, Kind};
 use jsonrpc_benches::{floor, jsonrpsee_side, loopback, runtime, ADD_REQUEST, NOTE};
-use jsonrpc_runtime::message::{Dialect, Extras, Message, ParseOptions, Parsed, Response};
-use jsonrpc_runtime::{Context, Id, Peer, Router};
-
-async fn invoke_once(router: &Router, ctx: &Context, line: &[u8]) -> Vec<u8> {
-    match Message::parse_bytes(line, &ParseOptions::default()) {
-        Parsed::Single(Message::Request(request)) => {
-            let outcome = router
-                .invoke(&request.method, request.params.as_deref(), ctx.clone())
-                .await;
-            Message::Response(Response {
-                id: request.id,
-                outcome,
-                extras: Extras::new(),
-            })
-            .to_json(Dialect::Strict)
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
+use jsonrpc_runtime::message::{Message, ParseOptions};
+use jsonrpc_runtime::{Context, Id, Peer};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -57,6 +40,16 @@ fn main() {
                         floor::two_phase(black_box(ADD_REQUEST), &mut out);
                     }
                     black_box(out);
+                }
+            }
+            "respond_hand" | "respond_macro" => {
+                let router = if variant == "respond_hand" {
+                    &hand
+                } else {
+                    &macro_
+                };
+                for _ in 0..n {
+                    black_box(respond_once(router, ADD_REQUEST).await);
                 }
             }
             "invoke_hand" | "invoke_macro" => {

@@ -138,10 +138,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn new(config: Config) -> (Self, tokio::sync::mpsc::UnboundedReceiver<outbox::Outbound>) {
-        let (outbox, rx) = Outbox::new(config.outbound_budget);
+    fn new(config: Config) -> Self {
+        let outbox = Outbox::new(config.outbound_budget);
         let abort_handlers = CancellationToken::new();
-        let shared = Shared {
+        Shared {
             dialect: config.parse.dialect,
             ids: ids_from(&config.id_strategy),
             config,
@@ -159,8 +159,7 @@ impl Shared {
             handles: OnceLock::new(),
             progress_subscriptions: Mutex::new(ProgressSubscriptions::default()),
             next_token: AtomicU64::new(1),
-        };
-        (shared, rx)
+        }
     }
 
     pub(crate) fn progress_subscriptions(
@@ -319,13 +318,12 @@ impl Peer {
     ///
     /// Panics outside a tokio runtime.
     pub(crate) fn start(config: Config, sink: BoxSink) -> (Peer, Arc<Shared>, JoinHandle<()>) {
-        let (shared, rx) = Shared::new(config);
-        let shared = Arc::new(shared);
+        let shared = Arc::new(Shared::new(config));
         let handle = Arc::new(HandleGuard {
             shared: shared.clone(),
         });
         let _ = shared.handles.set(Arc::downgrade(&handle));
-        let writer = tokio::spawn(writer::run(sink, rx, shared.clone()));
+        let writer = tokio::spawn(writer::run(sink, shared.clone()));
         let peer = Peer {
             shared: shared.clone(),
             _handle: Some(handle),
@@ -340,7 +338,8 @@ impl Peer {
         // One closed connection serves every detached handle.
         static DETACHED: OnceLock<Arc<Shared>> = OnceLock::new();
         let shared = DETACHED.get_or_init(|| {
-            let (shared, _) = Shared::new(Config::default());
+            let shared = Shared::new(Config::default());
+            shared.outbox.writer_gone();
             shared.set_reason(CloseReason::Local);
             shared.pending.close(&CloseReason::Local);
             shared.done.cancel();

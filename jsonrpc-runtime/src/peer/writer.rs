@@ -1,12 +1,12 @@
 //! The writer task: the only owner of the sink.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_sink::Sink;
 use futures_util::SinkExt as _;
-use tokio::sync::mpsc;
 
 use super::outbox::Outbound;
 use super::{CloseReason, Shared};
@@ -16,15 +16,10 @@ type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
 
 /// Writes queued frames in order, flushing whenever the queue runs dry, until
 /// told to close. A write failure ends the connection.
-pub(crate) async fn run(
-    mut sink: BoxSink,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
-    shared: Arc<Shared>,
-) {
-    let result = write_all(&mut sink, &mut rx, &shared).await;
+pub(crate) async fn run(mut sink: BoxSink, shared: Arc<Shared>) {
+    let result = write_all(&mut sink, &shared).await;
     // Later sends fail fast instead of queueing into the void, and whoever
     // waits for room in the queue stops waiting.
-    rx.close();
     shared.outbox.writer_gone();
     match result {
         Ok(()) => {
@@ -38,33 +33,20 @@ pub(crate) async fn run(
     }
 }
 
-async fn write_all(
-    sink: &mut BoxSink,
-    rx: &mut mpsc::UnboundedReceiver<Outbound>,
-    shared: &Shared,
-) -> Result<(), TransportError> {
-    while let Some(first) = rx.recv().await {
-        let Outbound::Frame(frame) = first else {
-            return sink.flush().await;
-        };
-        feed(sink, frame, shared).await?;
-        // Everything already queued goes out with the same flush.
-        loop {
-            match rx.try_recv() {
-                Ok(Outbound::Frame(frame)) => feed(sink, frame, shared).await?,
-                Ok(Outbound::Close) => return sink.flush().await,
-                Err(_) => break,
-            }
+async fn write_all(sink: &mut BoxSink, shared: &Shared) -> Result<(), TransportError> {
+    let mut burst = VecDeque::new();
+    // Everything queued by the time the writer wakes goes out with one flush.
+    while shared.outbox.take_all(&mut burst).await {
+        while let Some(item) = burst.pop_front() {
+            let Outbound::Frame(frame) = item else {
+                return sink.flush().await;
+            };
+            let len = frame.len();
+            let fed = sink.feed(frame).await;
+            shared.outbox.written(len);
+            fed?;
         }
         sink.flush().await?;
     }
     sink.flush().await
-}
-
-/// Hands one frame to the sink and takes its bytes off the queue's count.
-async fn feed(sink: &mut BoxSink, frame: Bytes, shared: &Shared) -> Result<(), TransportError> {
-    let len = frame.len();
-    let result = sink.feed(frame).await;
-    shared.outbox.written(len);
-    result
 }
