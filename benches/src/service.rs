@@ -125,7 +125,7 @@ pub fn macro_router(state: Arc<State>) -> Router {
 
 /// The in-process entry point: one frame in, its answer's bytes out
 /// (`Router::respond`); empty when nothing is owed.
-pub async fn respond_once(router: &jsonrpc_runtime::Router, line: &[u8]) -> Vec<u8> {
+pub async fn respond_once(router: &jsonrpc_runtime::Router, line: &[u8]) -> bytes::Bytes {
     router.respond(line).await.unwrap_or_default()
 }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -52,7 +53,7 @@ impl Reader {
     }
 
     /// Sends an answer the reader built itself.
-    fn answer(&self, batch: Batch<'_>, body: Vec<u8>) {
+    fn answer(&self, batch: Batch<'_>, body: Bytes) {
         match batch {
             Some(batch) => batch.add(body),
             None => {

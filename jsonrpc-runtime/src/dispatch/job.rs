@@ -179,7 +179,7 @@ impl Runner for Connection {
     }
 }
 
-fn send_answer(shared: &Shared, body: Vec<u8>) {
+fn send_answer(shared: &Shared, body: bytes::Bytes) {
     if shared.send_now(body).is_err() {
         tracing::debug!("dropping an answer: the connection is closed");
     }

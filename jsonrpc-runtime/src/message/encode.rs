@@ -1,5 +1,9 @@
 //! Writing outbound envelopes.
 
+use std::cell::RefCell;
+
+use bytes::{Bytes, BytesMut};
+
 use crate::error::ErrorObject;
 use crate::id::Id;
 
@@ -120,17 +124,21 @@ fn write_response<T: serde::Serialize + ?Sized>(
 /// Runs `write` on a per-thread buffer that is reused from one message to
 /// the next, and returns what it wrote.
 ///
-/// A small message comes back as an exact-size copy (one allocation, and
-/// turning it into `Bytes` costs none); a large one takes the buffer itself
-/// rather than being copied. Either way the buffer's growth is paid once per
-/// thread, not once per message.
+/// A small message is copied into a per-thread chunk of a few KiB that many
+/// messages share, so it costs no allocation of its own (a new chunk is
+/// allocated when one is full, and freed when its last message is written);
+/// a large one takes the buffer itself rather than being copied. Either way
+/// the buffer's growth is paid once per thread, not once per message.
 pub(crate) fn encode_with(
     write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
-) -> Result<Vec<u8>, serde_json::Error> {
+) -> Result<Bytes, serde_json::Error> {
     /// Above this, a message keeps the buffer instead of being copied.
     const KEEP: usize = 64 * 1024;
+    /// The size of the chunks small messages share.
+    const CHUNK: usize = 16 * 1024;
     thread_local! {
-        static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(1024));
+        static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(1024));
+        static CHUNKS: RefCell<BytesMut> = RefCell::new(BytesMut::new());
     }
     BUFFER.with(|cell| {
         // A `Serialize` impl that itself sends a message finds the buffer in
@@ -138,19 +146,25 @@ pub(crate) fn encode_with(
         let Ok(mut buffer) = cell.try_borrow_mut() else {
             let mut out = Vec::with_capacity(128);
             write(&mut out)?;
-            return Ok(out);
+            return Ok(Bytes::from(out));
         };
         buffer.clear();
-        let written = write(&mut buffer);
-        let out = if buffer.len() > KEEP {
-            std::mem::replace(&mut *buffer, Vec::with_capacity(1024))
-        } else {
-            buffer.to_vec()
-        };
+        write(&mut buffer)?;
+        if buffer.len() > KEEP {
+            let out = std::mem::replace(&mut *buffer, Vec::with_capacity(1024));
+            return Ok(Bytes::from(out));
+        }
         if buffer.capacity() > KEEP {
             *buffer = Vec::with_capacity(1024);
         }
-        written.map(|()| out)
+        Ok(CHUNKS.with(|chunks| {
+            let mut chunk = chunks.borrow_mut();
+            if chunk.capacity() - chunk.len() < buffer.len() {
+                *chunk = BytesMut::with_capacity(CHUNK);
+            }
+            chunk.extend_from_slice(&buffer);
+            chunk.split().freeze()
+        }))
     })
 }
 
@@ -161,7 +175,7 @@ pub(crate) fn call_body<P: serde::Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
     extras: &Extras,
-) -> Result<Vec<u8>, serde_json::Error> {
+) -> Result<Bytes, serde_json::Error> {
     encode_with(|out| write_call(out, dialect, id, method, params, extras))
 }
 
@@ -175,7 +189,7 @@ pub(crate) fn response<T: serde::Serialize + ?Sized>(
     dialect: Dialect,
     id: &Id,
     outcome: Result<&T, &ErrorObject>,
-) -> Result<Vec<u8>, Vec<u8>> {
+) -> Result<Bytes, Bytes> {
     let no_extras = Extras::new();
     let unencodable;
     let error = match outcome {
@@ -194,13 +208,13 @@ pub(crate) fn response<T: serde::Serialize + ?Sized>(
             let bare = ErrorObject::standard(error.code);
             let mut out = Vec::with_capacity(96);
             let _ = write_error(&mut out, dialect, id, &bare, &no_extras);
-            out
+            Bytes::from(out)
         }),
     )
 }
 
 /// An error response, as bytes (see [`response`]).
-pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Vec<u8> {
+pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Bytes {
     response::<()>(dialect, id, Err(error)).unwrap_or_else(|body| body)
 }
 
@@ -216,7 +230,7 @@ pub(crate) struct BatchAnswers {
 
 #[derive(Debug)]
 struct BatchState {
-    answers: Vec<Vec<u8>>,
+    answers: Vec<Bytes>,
     /// Answers still to come, plus one for the reader until it has walked
     /// the whole batch.
     holds: usize,
@@ -244,14 +258,14 @@ impl BatchAnswers {
     }
 
     /// Adds an answer that needs no hold (the reader's own).
-    pub(crate) fn add(&self, body: Vec<u8>) {
+    pub(crate) fn add(&self, body: Bytes) {
         self.lock().answers.push(body);
     }
 
     /// Releases one hold, with its answer if it has one (`None`: no answer,
     /// as for a cancelled MCP request, or the reader's own hold). Returns the
     /// array once the last hold is released and at least one answer is in.
-    pub(crate) fn release(&self, body: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    pub(crate) fn release(&self, body: Option<Bytes>) -> Option<Bytes> {
         let answers = {
             let mut state = self.lock();
             state.answers.extend(body);
@@ -274,6 +288,6 @@ impl BatchAnswers {
             array.extend_from_slice(answer);
         }
         array.push(b']');
-        Some(array)
+        Some(Bytes::from(array))
     }
 }

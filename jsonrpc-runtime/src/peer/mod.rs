@@ -208,9 +208,9 @@ impl Shared {
     }
 
     /// Queues one frame for the writer without waiting for room.
-    pub(crate) fn send_now(&self, body: Vec<u8>) -> Result<(), SendError> {
+    pub(crate) fn send_now(&self, body: Bytes) -> Result<(), SendError> {
         self.outbox
-            .push(Bytes::from(body))
+            .push(body)
             .map_err(|_| SendError::Closed(self.reason_or_local()))
     }
 
@@ -235,7 +235,7 @@ impl Shared {
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is queued until it completes.
-    pub(crate) async fn send(&self, body: Vec<u8>) -> Result<(), SendError> {
+    pub(crate) async fn send(&self, body: Bytes) -> Result<(), SendError> {
         self.room().await;
         self.send_now(body)
     }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use super::route::catch_panic;
 use super::{RouteKind, Router};
 use crate::context::Context;
@@ -33,20 +35,20 @@ impl Router {
     /// let router = Router::new()
     ///     .request("add", |(a, b): (i64, i64), _: Context| async move { Ok::<_, ErrorObject>(a + b) });
     /// let answer = router.respond(br#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#).await;
-    /// assert_eq!(answer.unwrap(), br#"{"jsonrpc":"2.0","id":1,"result":5}"#);
+    /// assert_eq!(&answer.unwrap()[..], br#"{"jsonrpc":"2.0","id":1,"result":5}"#);
     ///
     /// let nothing = router.respond(br#"{"jsonrpc":"2.0","method":"add","params":[2,3]}"#).await;
     /// assert!(nothing.is_none());
     /// # });
     /// ```
-    pub async fn respond(&self, frame: &[u8]) -> Option<Vec<u8>> {
+    pub async fn respond(&self, frame: &[u8]) -> Option<Bytes> {
         self.respond_with(frame, &ParseOptions::default()).await
     }
 
     /// Answers one frame in process as [`respond`](Router::respond) does,
     /// reading it with `options` (a config's are
     /// [`Config::parse_options`](crate::Config::parse_options)).
-    pub async fn respond_with(&self, frame: &[u8], options: &ParseOptions) -> Option<Vec<u8>> {
+    pub async fn respond_with(&self, frame: &[u8], options: &ParseOptions) -> Option<Bytes> {
         let dialect = options.dialect;
         let text = match std::str::from_utf8(frame) {
             Ok(text) => text,
@@ -70,7 +72,7 @@ impl Router {
     }
 
     /// The answer to one classified message, if one is owed.
-    async fn answer(&self, message: Classified<'_>, options: &ParseOptions) -> Option<Vec<u8>> {
+    async fn answer(&self, message: Classified<'_>, options: &ParseOptions) -> Option<Bytes> {
         let dialect = options.dialect;
         let (id, method, params, extras) = match message {
             Classified::Request {

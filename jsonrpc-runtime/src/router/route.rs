@@ -200,7 +200,7 @@ where
         Ok(Box::pin(async move {
             fut.await;
             Answer {
-                body: Vec::new(),
+                body: bytes::Bytes::new(),
                 success: true,
             }
         }))

@@ -26,7 +26,7 @@ pub(crate) type Held = Option<Box<dyn Send>>;
 #[derive(Debug)]
 pub(crate) struct Answer {
     /// The response envelope; empty for a notification.
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: bytes::Bytes,
     /// Whether the answer is a success (the lifecycle wants to know).
     pub(crate) success: bool,
 }
