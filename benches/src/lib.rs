@@ -15,6 +15,7 @@ pub mod floor;
 pub mod jsonrpsee_side;
 pub mod large;
 pub mod loopback;
+pub mod multicore;
 pub mod raw;
 pub mod service;
 pub mod setup;

@@ -1,6 +1,7 @@
 //! Prints the figures tables of BENCHMARKS.md from the last run: criterion's
 //! estimates under `target/criterion` and the memory benchmark's
-//! `target/memory.json`, with every ratio taken within that run.
+//! `target/memory.json` and the multi-core benchmark's `target/multicore.json`,
+//! with every ratio taken within that run.
 //!
 //! ```text
 //! cargo bench --manifest-path benches/Cargo.toml
@@ -343,6 +344,17 @@ fn main() {
             }
         }
         Err(_) => r.line("\n(no target/memory.json: run `cargo bench --bench memory`)"),
+    }
+
+    // Multi-core throughput (its own JSON, not criterion).
+    match std::fs::read_to_string(target.join("multicore.json")) {
+        Ok(text) => {
+            let results: jsonrpc_benches::multicore::Results =
+                serde_json::from_str(&text).expect("multicore.json");
+            r.line("\n### Multi-core throughput (calls per second)\n");
+            r.line(results.markdown());
+        }
+        Err(_) => r.line("\n(no target/multicore.json: run `cargo bench --bench multicore`)"),
     }
 
     let mut out = String::new();
