@@ -304,12 +304,43 @@ enum Element<'a> {
     Other,
 }
 
+/// A member name: one of the envelope's own, or an extra.
 enum Key<'a> {
-    Known(&'static str),
+    Known(Member),
     Other(Cow<'a, str>),
 }
 
+/// The envelope's own members, in the order of [`KNOWN_KEYS`].
+#[derive(Clone, Copy)]
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+}
+
 pub(crate) const KNOWN_KEYS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
+impl Member {
+    /// One `match` on the name: a length switch and at most one comparison.
+    fn of(name: &str) -> Option<Member> {
+        Some(match name {
+            "jsonrpc" => Member::Jsonrpc,
+            "id" => Member::Id,
+            "method" => Member::Method,
+            "params" => Member::Params,
+            "result" => Member::Result,
+            "error" => Member::Error,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        KNOWN_KEYS[self as usize]
+    }
+}
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -320,14 +351,14 @@ impl<'de> Deserialize<'de> for Key<'de> {
                 f.write_str("a member name")
             }
             fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
-                Ok(match KNOWN_KEYS.iter().find(|k| **k == s) {
-                    Some(k) => Key::Known(k),
+                Ok(match Member::of(s) {
+                    Some(member) => Key::Known(member),
                     None => Key::Other(Cow::Borrowed(s)),
                 })
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
-                Ok(match KNOWN_KEYS.iter().find(|k| **k == s) {
-                    Some(k) => Key::Known(k),
+                Ok(match Member::of(s) {
+                    Some(member) => Key::Known(member),
                     None => Key::Other(Cow::Owned(s.to_owned())),
                 })
             }
@@ -340,22 +371,23 @@ fn visit_envelope<'de, A: MapAccess<'de>>(mut map: A) -> Result<Envelope<'de>, A
     let mut env = Envelope::default();
     while let Some(key) = map.next_key::<Key<'de>>()? {
         let value: &'de RawValue = map.next_value()?;
-        let slot = match key {
-            Key::Known("jsonrpc") => &mut env.jsonrpc,
-            Key::Known("id") => &mut env.id,
-            Key::Known("method") => &mut env.method,
-            Key::Known("params") => &mut env.params,
-            Key::Known("result") => &mut env.result,
-            Key::Known(_) => &mut env.error,
+        let member = match key {
+            Key::Known(member) => member,
             Key::Other(name) => {
                 env.extras.0.push((name, value));
                 continue;
             }
         };
+        let slot = match member {
+            Member::Jsonrpc => &mut env.jsonrpc,
+            Member::Id => &mut env.id,
+            Member::Method => &mut env.method,
+            Member::Params => &mut env.params,
+            Member::Result => &mut env.result,
+            Member::Error => &mut env.error,
+        };
         if slot.replace(value).is_some() {
-            if let Key::Known(k) = key {
-                env.duplicate.get_or_insert(k);
-            }
+            env.duplicate.get_or_insert(member.name());
         }
     }
     Ok(env)
