@@ -19,8 +19,8 @@ pub(crate) struct Method<'a> {
     pub(crate) kind: Kind,
     /// The wire name, with the span to report it at.
     pub(crate) wire: Spanned<String>,
-    /// The type of the injected context argument (always first), if any.
-    pub(crate) context: Option<&'a syn::Type>,
+    /// The injected context argument (always first), if any.
+    pub(crate) context: Option<ContextArg<'a>>,
     pub(crate) args: Vec<Arg<'a>>,
     /// The single argument is the whole params object.
     pub(crate) whole_params: bool,
@@ -29,6 +29,25 @@ pub(crate) struct Method<'a> {
     pub(crate) progress: Option<syn::Type>,
     /// The type of partial results (`partial = T`).
     pub(crate) partial: Option<syn::Type>,
+}
+
+/// How the context argument is written.
+pub(crate) enum ContextArg<'a> {
+    /// `Context`.
+    Plain(&'a syn::Type),
+    /// `TypedContext<P>`.
+    Typed(&'a syn::Type),
+    /// Any type marked `#[rpc(context)]` (an alias): checked by the
+    /// compiler.
+    Marked(&'a syn::Type),
+}
+
+impl<'a> ContextArg<'a> {
+    pub(crate) fn ty(&self) -> &'a syn::Type {
+        match self {
+            ContextArg::Plain(ty) | ContextArg::Typed(ty) | ContextArg::Marked(ty) => ty,
+        }
+    }
 }
 
 /// A decoded argument.
@@ -182,7 +201,13 @@ impl<'a> Method<'a> {
                         "the `Context` argument must come first, right after `&self`",
                     );
                 }
-                context = Some(&*typed.ty);
+                context = Some(if arg_args.context.is_some() {
+                    ContextArg::Marked(&typed.ty)
+                } else if is_typed_context(&typed.ty) {
+                    ContextArg::Typed(&typed.ty)
+                } else {
+                    ContextArg::Plain(&typed.ty)
+                });
                 continue;
             }
             let ident = match &*typed.pat {
@@ -383,6 +408,10 @@ fn is_context(ty: &syn::Type) -> bool {
         }
         _ => false,
     }
+}
+
+fn is_typed_context(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "TypedContext"))
 }
 
 /// `&Context` or `&mut Context`: the reference, to report it at.

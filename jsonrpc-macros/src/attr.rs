@@ -461,6 +461,8 @@ pub(crate) fn error_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> ErrorArgs {
                     }
                     Ok(())
                 } else {
+                    // A misspelled key explains a missing code.
+                    out.code_written = true;
                     unknown(cx, &inner, "one of `code`, `message`")
                 }
             })

@@ -17,6 +17,7 @@ pub(crate) fn service(cx: &Ctxt, service: &Service<'_>) {
     let mut seen: HashMap<&str, proc_macro2::Span> = HashMap::new();
     for method in &service.methods {
         argument_names(cx, method);
+        context_type(cx, method);
         let name = method.wire.value.as_str();
         if let Some(first) = seen.get(name) {
             cx.error_at(
@@ -109,6 +110,34 @@ fn generated_names(cx: &Ctxt, service: &Service<'_>) {
                 ),
             );
         }
+    }
+}
+
+/// A method declared with `progress = T` takes `TypedContext<T>`, so its
+/// reports are checked; any other takes `Context`.
+fn context_type(cx: &Ctxt, method: &crate::ast::Method<'_>) {
+    use crate::ast::ContextArg;
+    let name = &method.item.sig.ident;
+    match (&method.context, &method.progress) {
+        (Some(ContextArg::Plain(ty)), Some(progress)) => {
+            let progress = quote::ToTokens::to_token_stream(progress).to_string();
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "`{name}` declares `progress = {progress}`, so it takes `TypedContext<{progress}>`: \
+                     each progress report is then checked to be a `{progress}`"
+                ),
+            );
+        }
+        (Some(ContextArg::Typed(ty)), None) => cx.error_spanned_by(
+            ty,
+            format!(
+                "`TypedContext` is the context of a method declared with `progress = T`; \
+                 declare the type of `{name}`'s reports with `#[rpc(request = \"{}\", progress = T)]`, or take `Context`",
+                method.wire.value
+            ),
+        ),
+        _ => {}
     }
 }
 

@@ -29,12 +29,20 @@ impl ServiceGen<'_> {
         );
         let methods = self.methods.iter().map(|m| self.client_method(m));
         let where_clause = (!bounds.is_empty()).then(|| quote!(where #(#bounds,)*));
+        // At the trait's name, so that a type of the same name is reported
+        // there.
+        let definition = super::respan(
+            quote! {
+                #vis struct #client #generics {
+                    __peer: ::jsonrpc_runtime::Peer,
+                    #marker_field
+                }
+            },
+            self.trait_ident.span(),
+        );
         quote! {
             #[doc = #doc]
-            #vis struct #client #generics {
-                __peer: ::jsonrpc_runtime::Peer,
-                #marker_field
-            }
+            #definition
 
             #[automatically_derived]
             impl #generics ::core::clone::Clone for #client #generics {
@@ -136,6 +144,10 @@ impl ServiceGen<'_> {
         let methods = variants.into_iter().filter_map(|(ty, suffix, call, what)| {
             let ty = ty.as_ref()?;
             let name = quote::format_ident!("{}_{}", crate::ast::unraw(m.ident), suffix);
+            // A method of that name was reported; a stub would collide.
+            if self.stub && self.methods.iter().any(|other| *other.ident == name) {
+                return None;
+            }
             let args = self.client_args(m);
             let doc = format!(
                 " Calls `{wire}` with a fresh token for {what}: returns at once with a \

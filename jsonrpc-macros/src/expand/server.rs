@@ -126,15 +126,23 @@ impl ServiceGen<'_> {
         let ident = m.ident;
         let wire = m.wire;
         let params_ty = self.params_ty(m);
-        let ctx_arg = m.method.context.map(|ty| {
+        let ctx_arg = m.method.context.as_ref().map(|context| {
+            let ty = context.ty();
             let progress = match &m.method.progress {
                 Some(progress) => quote!(#progress),
                 None => quote!(#private::NoProgress),
             };
-            super::respan(
-                quote!(<#ty as #private::Inject<#progress>>::inject(__ctx),),
-                syn::spanned::Spanned::span(ty),
-            )
+            let expr = match context {
+                crate::ast::ContextArg::Plain(_) => quote!(__ctx),
+                crate::ast::ContextArg::Typed(_) => {
+                    quote!(::jsonrpc_runtime::TypedContext::<#progress>::new(__ctx))
+                }
+                crate::ast::ContextArg::Marked(_) => {
+                    quote!(<#ty as #private::Inject<#progress>>::inject(__ctx))
+                }
+            };
+            let expr = super::respan(expr, syn::spanned::Spanned::span(ty));
+            quote!(#expr,)
         });
         let args = if m.method.whole_params {
             quote!(__params)
