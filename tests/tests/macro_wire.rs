@@ -362,6 +362,14 @@ async fn optional_generic_arguments_need_no_default() {
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"find","params":{"key":"two","fallback":5}}"#)
         .await;
     assert_eq!(raw.recv().await["result"], 5);
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder().router(Table.into_router()).spawn(b);
+    let client: LookupClient<NoDefault> = LookupClient::new(Peer::spawn(a));
+    assert_eq!(client.find("two".into(), None).await.unwrap(), None);
+    assert_eq!(
+        client.find("one".into(), None).await.unwrap(),
+        Some(NoDefault(1))
+    );
 }
 
 /// Methods under `#[cfg]` and `#[deprecated]`.

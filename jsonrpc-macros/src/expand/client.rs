@@ -29,17 +29,12 @@ impl ServiceGen<'_> {
         );
         let methods = self.methods.iter().map(|m| self.client_method(m));
         let where_clause = (!bounds.is_empty()).then(|| quote!(where #(#bounds,)*));
-        // At the trait's name, so that a type of the same name is reported
-        // there.
-        let definition = super::respan(
-            quote! {
-                #vis struct #client #generics {
-                    __peer: ::jsonrpc_runtime::Peer,
-                    #marker_field
-                }
-            },
-            self.trait_ident.span(),
-        );
+        let definition = quote! {
+            #vis struct #client #generics {
+                __peer: ::jsonrpc_runtime::Peer,
+                #marker_field
+            }
+        };
         quote! {
             #[doc = #doc]
             #definition

@@ -167,7 +167,7 @@ impl Peer {
     /// Calls `method` with `params`: returns a [`Call`] to `.await` for the
     /// typed result, after setting a [`timeout`](Call::timeout) or
     /// [`extras`](Call::extras) if need be, or to [`start`](Call::start) for
-    /// a [`PendingCall`] with the request's id that can be cancelled.
+    /// a [`PendingCall`](crate::PendingCall) with the request's id that can be cancelled.
     ///
     /// `params` must serialize to a JSON object or array, or to `null` (then
     /// no params are sent): `()`, a tuple, a `Vec`, a struct, a map. Any
