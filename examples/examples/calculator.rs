@@ -1,7 +1,8 @@
 //! Run with: cargo run --example calculator [-- serve | call]
 //!
 //! The `#[rpc]` macro in one file: a `Calculator` trait with typed requests,
-//! a typed domain error and a notification.
+//! a typed domain error and a notification, and calls steered from the
+//! client: one with a timeout, one started and then cancelled.
 //!
 //! - No argument: a server and a client in one process over an in-memory
 //!   pair, printing each call and the typed error decoded on the client.
@@ -12,7 +13,8 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use jsonrpc_runtime::{rpc, CallError, ChildProcess, Config, Peer, RpcError, Transport};
+use jsonrpc_runtime::policy::CancellationPolicy;
+use jsonrpc_runtime::{rpc, CallError, ChildProcess, Config, Context, Peer, RpcError, Transport};
 use serde::{Deserialize, Serialize};
 
 /// What can go wrong in a calculation; travels as a JSON-RPC error.
@@ -38,6 +40,10 @@ trait Calculator {
     /// `a / b`, failing on zero.
     #[rpc(request = "divide")]
     async fn divide(&self, a: i64, b: i64) -> Result<i64, CalcError>;
+
+    /// `a * b`, slowly: takes `ms` milliseconds, or stops when cancelled.
+    #[rpc(request = "slowMultiply")]
+    async fn slow_multiply(&self, ctx: Context, a: i64, b: i64, ms: u64) -> Result<i64, CalcError>;
 
     /// Logs a line on the server; never answered.
     #[rpc(notification = "log")]
@@ -65,6 +71,18 @@ impl Calculator for Calc {
         a.checked_div(b).ok_or(CalcError::Overflow { a, b })
     }
 
+    async fn slow_multiply(&self, ctx: Context, a: i64, b: i64, ms: u64) -> Result<i64, CalcError> {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(ms)) => {
+                a.checked_mul(b).ok_or(CalcError::Overflow { a, b })
+            }
+            _ = ctx.cancellation().cancelled() => {
+                eprintln!("server: slowMultiply #{} was cancelled", ctx.id().map(ToString::to_string).unwrap_or_default());
+                Ok(0)
+            }
+        }
+    }
+
     async fn log(&self, message: String) {
         let n = self.lines_logged.fetch_add(1, Ordering::Relaxed) + 1;
         eprintln!("server log #{n}: {message}");
@@ -84,16 +102,44 @@ async fn talk(calc: &CalculatorClient) -> Result<(), CallError<CalcError>> {
         Err(CallError::Domain(e)) => println!("add(i64::MAX, 1)   -> typed error {e:?}"),
         other => println!("add(i64::MAX, 1)   -> unexpected {other:?}"),
     }
+    // A call with its own timeout: the answer takes longer, so it fails
+    // with `TimedOut` (and, under the cancellation policy, the server is
+    // told to stop).
+    match calc
+        .slow_multiply(6, 7, 5_000)
+        .timeout(Duration::from_millis(100))
+        .await
+    {
+        Err(CallError::TimedOut) => println!("slowMultiply(6, 7) -> timed out after 100 ms"),
+        other => println!("slowMultiply(6, 7) -> unexpected {other:?}"),
+    }
+    // A call started, then cancelled by its id.
+    let call = calc.slow_multiply(3, 4, 5_000).start();
+    println!("slowMultiply(3, 4) -> sent as request {}", call.id());
+    if let Err(e) = call.cancel() {
+        println!("slowMultiply(3, 4) -> could not cancel: {e}");
+    }
+    match call.await {
+        Err(CallError::Cancelled) => println!("slowMultiply(3, 4) -> cancelled"),
+        other => println!("slowMultiply(3, 4) -> unexpected {other:?}"),
+    }
     calc.log("the client says hello".into()).await?;
     Ok(())
+}
+
+/// Both sides tell each other about calls they give up on (MCP's
+/// `notifications/cancelled`).
+fn config() -> Config {
+    Config::default().cancellation(CancellationPolicy::mcp())
 }
 
 async fn in_memory() -> Result<(), Box<dyn std::error::Error>> {
     let (client_side, server_side) = Transport::pair(64);
     let server = Peer::builder()
+        .config(config())
         .router(Calc::default().into_router())
         .spawn(server_side);
-    let calc = CalculatorClient::new(Peer::spawn(client_side));
+    let calc = CalculatorClient::new(Peer::builder().config(config()).spawn(client_side));
     talk(&calc).await?;
     calc.peer().close(Duration::from_secs(1)).await;
     server.closed().await;
@@ -101,7 +147,7 @@ async fn in_memory() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-    let config = Config::default();
+    let config = config();
     let transport = Transport::stdio(&config)?;
     let router = Calc::default().into_router();
     Peer::builder()
@@ -115,9 +161,9 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
 async fn call() -> Result<(), Box<dyn std::error::Error>> {
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     command.arg("serve");
-    let (transport, child) = ChildProcess::spawn(command, &Config::default())?.into_parts();
+    let (transport, child) = ChildProcess::spawn(command, &config())?.into_parts();
     println!("spawned `calculator serve` as pid {:?}", child.id());
-    let calc = CalculatorClient::new(Peer::spawn(transport));
+    let calc = CalculatorClient::new(Peer::builder().config(config()).spawn(transport));
     talk(&calc).await?;
     calc.peer().close(Duration::from_secs(1)).await;
     let exit = child.shutdown(Duration::from_secs(2)).await?;

@@ -19,8 +19,8 @@ pub(crate) struct Method<'a> {
     pub(crate) kind: Kind,
     /// The wire name, with the span to report it at.
     pub(crate) wire: Spanned<String>,
-    /// Whether the method takes a `Context` (always first).
-    pub(crate) context: bool,
+    /// The injected context argument (always first), if any.
+    pub(crate) context: Option<ContextArg<'a>>,
     pub(crate) args: Vec<Arg<'a>>,
     /// The single argument is the whole params object.
     pub(crate) whole_params: bool,
@@ -31,26 +31,51 @@ pub(crate) struct Method<'a> {
     pub(crate) partial: Option<syn::Type>,
 }
 
+/// How the context argument is written.
+pub(crate) enum ContextArg<'a> {
+    /// `Context`.
+    Plain(&'a syn::Type),
+    /// `TypedContext<P>`.
+    Typed(&'a syn::Type),
+    /// Any type marked `#[rpc(context)]` (an alias): checked by the
+    /// compiler.
+    Marked(&'a syn::Type),
+}
+
+impl<'a> ContextArg<'a> {
+    pub(crate) fn ty(&self) -> &'a syn::Type {
+        match self {
+            ContextArg::Plain(ty) | ContextArg::Typed(ty) | ContextArg::Marked(ty) => ty,
+        }
+    }
+}
+
 /// A decoded argument.
 pub(crate) struct Arg<'a> {
     pub(crate) ident: &'a syn::Ident,
     pub(crate) ty: &'a syn::Type,
-    pub(crate) rename: Option<String>,
+    /// The member's name in by-name params, after `rename` and
+    /// `rename_all`, with the span to report it at.
+    pub(crate) wire: Spanned<String>,
     /// An `Option<T>` argument may be left out.
     pub(crate) optional: bool,
 }
 
-/// What the method's future yields.
+/// What the method's future yields, as written. Whether it is a `Result`
+/// on the wire is decided by the compiler (see `expand::ReturnGen`); the
+/// written form only chooses how the client's types are spelled.
 pub(crate) enum Output<'a> {
     /// `()` (or nothing written).
     Unit,
-    /// A value that cannot fail.
-    Value(&'a syn::Type),
-    /// `Result<T, E>`.
+    /// Written `Result<T, E>`: the client spells `T` and `E` (and checks
+    /// that this is the `Result` it looks like).
     Result {
+        ty: &'a syn::Type,
         ok: &'a syn::Type,
         err: &'a syn::Type,
     },
+    /// Any other type: a value, or an alias of `Result`.
+    Other(&'a syn::Type),
 }
 
 impl Output<'_> {
@@ -58,8 +83,7 @@ impl Output<'_> {
     pub(crate) fn ty(&self) -> Option<&syn::Type> {
         match self {
             Output::Unit => None,
-            Output::Value(ty) => Some(ty),
-            Output::Result { ok, .. } => Some(ok),
+            Output::Result { ty, .. } | Output::Other(ty) => Some(ty),
         }
     }
 }
@@ -82,7 +106,8 @@ impl<'a> Service<'a> {
         for trait_item in &item.items {
             match trait_item {
                 syn::TraitItem::Fn(f) => {
-                    if let Some(method) = Method::from_syn(cx, f) {
+                    let rename_all = args.rename_all.as_ref().map(|r| r.value.as_str());
+                    if let Some(method) = Method::from_syn(cx, f, rename_all) {
                         methods.push(method);
                     }
                 }
@@ -101,15 +126,20 @@ impl<'a> Service<'a> {
 
     /// The client type's name: `<Trait>Client` unless renamed.
     pub(crate) fn client_ident(&self) -> syn::Ident {
-        self.args
-            .client
-            .clone()
-            .unwrap_or_else(|| quote::format_ident!("{}Client", self.item.ident))
+        self.args.client.clone().unwrap_or_else(|| {
+            // At the trait's name, so that a type of the same name is
+            // reported there.
+            quote::format_ident!(
+                "{}Client",
+                unraw(&self.item.ident),
+                span = self.item.ident.span()
+            )
+        })
     }
 }
 
 impl<'a> Method<'a> {
-    fn from_syn(cx: &Ctxt, item: &'a syn::TraitItemFn) -> Option<Self> {
+    fn from_syn(cx: &Ctxt, item: &'a syn::TraitItemFn, rename_all: Option<&str>) -> Option<Self> {
         let sig = &item.sig;
         let args = attr::method_args(cx, &item.attrs);
         let kind = match &args.kind {
@@ -128,7 +158,7 @@ impl<'a> Method<'a> {
             }
         };
         let wire = args.name.clone().unwrap_or_else(|| Spanned {
-            value: sig.ident.to_string(),
+            value: unraw(&sig.ident),
             span: args.kind.as_ref().map_or(sig.ident.span(), |k| k.span),
         });
 
@@ -141,7 +171,7 @@ impl<'a> Method<'a> {
         check_receiver(cx, sig);
         let output = output(cx, sig);
 
-        let mut context = false;
+        let mut context = None;
         let mut decoded = Vec::new();
         let mut whole_params: Option<Span> = None;
         for (index, input) in sig.inputs.iter().enumerate() {
@@ -149,14 +179,35 @@ impl<'a> Method<'a> {
                 continue;
             };
             let arg_args = attr::arg_args(cx, &typed.attrs);
-            if is_context(&typed.ty) {
-                if index != 1 || context {
+            for attr in typed.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+                cx.error_spanned_by(
+                    attr,
+                    "`serde` attributes do not apply to `#[rpc]` arguments; \
+                     rename a params member with `#[rpc(rename = \"name\")]`, \
+                     or take the whole params as one type with `#[rpc(params)]`",
+                );
+            }
+            if let Some(by_ref) = context_by_reference(&typed.ty) {
+                cx.error_spanned_by(
+                    by_ref,
+                    "take the `Context` by value, like `ctx: Context`: each request gets its own, moved into the handler",
+                );
+                continue;
+            }
+            if arg_args.context.is_some() || is_context(&typed.ty) {
+                if index != 1 || context.is_some() {
                     cx.error_spanned_by(
                         typed,
                         "the `Context` argument must come first, right after `&self`",
                     );
                 }
-                context = true;
+                context = Some(if arg_args.context.is_some() {
+                    ContextArg::Marked(&typed.ty)
+                } else if is_typed_context(&typed.ty) {
+                    ContextArg::Typed(&typed.ty)
+                } else {
+                    ContextArg::Plain(&typed.ty)
+                });
                 continue;
             }
             let ident = match &*typed.pat {
@@ -189,10 +240,17 @@ impl<'a> Method<'a> {
             if let Some(span) = arg_args.whole_params {
                 whole_params = Some(span);
             }
+            let wire = match arg_args.rename {
+                Some(rename) => rename,
+                None => Spanned {
+                    value: case::rename_field(&unraw(ident), rename_all),
+                    span: ident.span(),
+                },
+            };
             decoded.push(Arg {
                 ident,
                 ty: &typed.ty,
-                rename: arg_args.rename.map(|r| r.value),
+                wire,
                 optional: is_option(&typed.ty),
             });
         }
@@ -220,6 +278,21 @@ impl<'a> Method<'a> {
     /// The method's documentation attributes, to copy onto generated items.
     pub(crate) fn docs(&self) -> impl Iterator<Item = &syn::Attribute> {
         self.item.attrs.iter().filter(|a| a.path().is_ident("doc"))
+    }
+
+    /// The method's `#[cfg(...)]` attributes, to copy onto its route and
+    /// client method.
+    pub(crate) fn cfgs(&self) -> impl Iterator<Item = &syn::Attribute> {
+        self.item.attrs.iter().filter(|a| a.path().is_ident("cfg"))
+    }
+
+    /// The method's `#[deprecated]` attribute, to copy onto its client
+    /// method.
+    pub(crate) fn deprecated(&self) -> impl Iterator<Item = &syn::Attribute> {
+        self.item
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("deprecated"))
     }
 }
 
@@ -298,9 +371,9 @@ fn classify_output(ty: &syn::Type) -> Output<'_> {
         }
     }
     if let Some((ok, err)) = result_args(ty) {
-        return Output::Result { ok, err };
+        return Output::Result { ty, ok, err };
     }
-    Output::Value(ty)
+    Output::Other(ty)
 }
 
 /// `Result<T, E>` (any path ending in `Result` with two type arguments).
@@ -323,17 +396,38 @@ fn result_args(ty: &syn::Type) -> Option<(&syn::Type, &syn::Type)> {
     }
 }
 
-/// A `Context` argument (written `Context` or with a path ending in it).
+/// A context argument, written `Context` or `TypedContext<P>` (or with a
+/// path ending in either). Under another name, `#[rpc(context)]` marks it.
 fn is_context(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Path(p) => {
             p.qself.is_none()
-                && p.path
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.ident == "Context" && s.arguments.is_empty())
+                && p.path.segments.last().is_some_and(|s| {
+                    (s.ident == "Context" && s.arguments.is_empty()) || s.ident == "TypedContext"
+                })
         }
         _ => false,
+    }
+}
+
+fn is_typed_context(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "TypedContext"))
+}
+
+/// `&Context` or `&mut Context`: the reference, to report it at.
+fn context_by_reference(ty: &syn::Type) -> Option<&syn::TypeReference> {
+    match ty {
+        syn::Type::Reference(r) if is_context(&r.elem) => Some(r),
+        _ => None,
+    }
+}
+
+/// An identifier as peers see it: `r#move` is `move`.
+pub(crate) fn unraw(ident: &syn::Ident) -> String {
+    let name = ident.to_string();
+    match name.strip_prefix("r#") {
+        Some(unrawed) => unrawed.to_owned(),
+        None => name,
     }
 }
 
@@ -403,7 +497,7 @@ impl<'a> ErrorEnum<'a> {
             };
             let message = args
                 .message
-                .map_or_else(|| case::sentence(&variant.ident.to_string()), |m| m.value);
+                .map_or_else(|| case::sentence(&unraw(&variant.ident)), |m| m.value);
             variants.push(ErrorVariant {
                 ident: &variant.ident,
                 fields: &variant.fields,

@@ -26,6 +26,7 @@ const BOUND: &str = "bound";
 const CLIENT: &str = "client";
 const RENAME: &str = "rename";
 const PARAMS: &str = "params";
+const CONTEXT: &str = "context";
 const ERROR: &str = "error";
 const CODE: &str = "code";
 const MESSAGE: &str = "message";
@@ -73,6 +74,9 @@ pub(crate) struct MethodArgs {
 pub(crate) struct ArgArgs {
     pub(crate) rename: Option<Spanned<String>>,
     pub(crate) whole_params: Option<Span>,
+    /// `#[rpc(context)]`: the argument is the injected context, whatever
+    /// its type is called here.
+    pub(crate) context: Option<Span>,
 }
 
 /// `#[rpc(error(...))]` on an enum variant.
@@ -119,8 +123,10 @@ fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, expected: &str) -> syn::Result
                 .to_string()
                 .replace(' ', "")
         });
-    let suggestion = crate::case::closest(&name, expected)
-        .map(|close| format!("; did you mean `{close}`?"))
+    let suggestion = habit(&name, expected)
+        .or_else(|| {
+            crate::case::closest(&name, expected).map(|close| format!("; did you mean `{close}`?"))
+        })
         .unwrap_or_default();
     cx.error_spanned_by(
         &meta.path,
@@ -133,6 +139,48 @@ fn unknown(cx: &Ctxt, meta: &ParseNestedMeta<'_>, expected: &str) -> syn::Result
         syn::parenthesized!(_skipped in meta.input);
     }
     Ok(())
+}
+
+/// Keys other frameworks use for what a key here does, with the key to
+/// write instead, when it is one of `expected`.
+const HABITS: [(&str, &str, &str); 8] = [
+    ("name", "request", "request = \"...\""),
+    ("method", "request", "request = \"...\""),
+    ("notify", "notification", "notification = \"...\""),
+    ("subscription", "notification", "notification = \"...\""),
+    ("name", "rename", "rename = \"...\""),
+    ("alias", "rename", "rename = \"...\""),
+    ("rename", "request", "request = \"...\""),
+    ("namespace", "rename_all", "rename_all = \"...\""),
+];
+
+/// A suggestion for a key another framework uses.
+fn habit(name: &str, expected: &str) -> Option<String> {
+    HABITS
+        .iter()
+        .find(|(habit, key, _)| *habit == name && expected.contains(&format!("`{key}`")))
+        .map(|(_, _, write)| format!("; did you mean `{write}`?"))
+}
+
+/// Reports a wire name that is empty or has whitespace around it.
+pub(crate) fn check_wire_name(cx: &Ctxt, name: &Spanned<String>, key: &str, example: &str) {
+    if name.value.is_empty() {
+        cx.error_at(
+            name.span,
+            format!(
+                "empty name in `{key}`; write the name peers use, like `{key} = \"{example}\"`"
+            ),
+        );
+    } else if name.value.trim() != name.value {
+        cx.error_at(
+            name.span,
+            format!(
+                "`{key}` name {:?} has whitespace around it; peers would have to send it exactly so: write {:?}",
+                name.value,
+                name.value.trim()
+            ),
+        );
+    }
 }
 
 /// Reads `= "text"`, reporting any other literal or expression.
@@ -293,6 +341,8 @@ pub(crate) fn method_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> MethodArgs {
                                  or just `{key}` to use the Rust method's name"
                             );
                             cx.error_at(name.span, message);
+                        } else {
+                            check_wire_name(cx, name, key, "add");
                         }
                     }
                     out.kind = Some(Spanned {
@@ -330,6 +380,9 @@ pub(crate) fn arg_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> ArgArgs {
                 // rename = "textDocument"
                 if once(cx, &out.rename, &meta, RENAME) {
                     out.rename = string_value(cx, &meta, "rename = \"name\"")?;
+                    if let Some(name) = &out.rename {
+                        check_wire_name(cx, name, RENAME, "textDocument");
+                    }
                 } else {
                     meta.value()?.parse::<syn::Expr>()?;
                 }
@@ -340,8 +393,14 @@ pub(crate) fn arg_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> ArgArgs {
                     out.whole_params = Some(meta.path.span());
                 }
                 Ok(())
+            } else if meta.path.is_ident(CONTEXT) {
+                // context
+                if once(cx, &out.context, &meta, CONTEXT) {
+                    out.context = Some(meta.path.span());
+                }
+                Ok(())
             } else {
-                unknown(cx, &meta, "one of `rename`, `params`")
+                unknown(cx, &meta, "one of `rename`, `params`, `context`")
             }
         });
         if let Err(e) = result {
@@ -376,6 +435,15 @@ pub(crate) fn error_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> ErrorArgs {
                     } else {
                         out.code_written = true;
                         match integer(&expr) {
+                            Some(value) if i32::try_from(value).is_err() => cx.error_spanned_by(
+                                &expr,
+                                format!(
+                                    "error code {value} does not fit in 32 bits; JSON-RPC peers read codes as `i32`, \
+                                     so use a code in {}..={}",
+                                    i32::MIN,
+                                    i32::MAX
+                                ),
+                            ),
                             Some(value) => out.code = Some(Code { value, expr }),
                             None => cx.error_spanned_by(
                                 &expr,
@@ -393,6 +461,8 @@ pub(crate) fn error_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> ErrorArgs {
                     }
                     Ok(())
                 } else {
+                    // A misspelled key explains a missing code.
+                    out.code_written = true;
                     unknown(cx, &inner, "one of `code`, `message`")
                 }
             })
@@ -419,12 +489,22 @@ fn integer(expr: &syn::Expr) -> Option<i64> {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(i),
                 ..
-            }) => i.base10_parse::<i64>().ok().and_then(i64::checked_neg),
+            }) => i
+                .base10_parse::<i64>()
+                .ok()
+                .and_then(i64::checked_neg)
+                .or_else(|| Some(i64::MIN).filter(|_| is_big(i))),
             _ => None,
         },
         syn::Expr::Group(g) => integer(&g.expr),
         _ => None,
     }
+}
+
+/// An integer literal too large for `i64`: reported as out of range rather
+/// than as not an integer.
+fn is_big(lit: &syn::LitInt) -> bool {
+    lit.base10_parse::<u128>().is_ok()
 }
 
 /// Removes every `#[rpc ...]` attribute, so the item can be emitted as the

@@ -12,6 +12,42 @@ pub(crate) const RENAME_RULES: [&str; 8] = [
     "SCREAMING-KEBAB-CASE",
 ];
 
+/// A `snake_case` field name under a `rename_all` rule, as serde renames
+/// it (so that names can be compared before serde sees them).
+pub(crate) fn rename_field(field: &str, rule: Option<&str>) -> String {
+    let pascal = || {
+        let mut out = String::with_capacity(field.len());
+        let mut capitalize = true;
+        for c in field.chars() {
+            if c == '_' {
+                capitalize = true;
+            } else if capitalize {
+                out.push(c.to_ascii_uppercase());
+                capitalize = false;
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    match rule {
+        None | Some("lowercase") | Some("snake_case") => field.to_owned(),
+        Some("UPPERCASE") | Some("SCREAMING_SNAKE_CASE") => field.to_ascii_uppercase(),
+        Some("PascalCase") => pascal(),
+        Some("camelCase") => {
+            let pascal = pascal();
+            let mut chars = pascal.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                None => pascal,
+            }
+        }
+        Some("kebab-case") => field.replace('_', "-"),
+        Some("SCREAMING-KEBAB-CASE") => field.to_ascii_uppercase().replace('_', "-"),
+        Some(_) => field.to_owned(),
+    }
+}
+
 /// Splits a `PascalCase` name into a sentence: `DivisionByZero` becomes
 /// `Division by zero`.
 pub(crate) fn sentence(name: &str) -> String {
@@ -82,6 +118,31 @@ mod tests {
         assert_eq!(sentence("DivisionByZero"), "Division by zero");
         assert_eq!(sentence("Overflow"), "Overflow");
         assert_eq!(sentence("Not_Found"), "Not found");
+    }
+
+    #[test]
+    fn fields_are_renamed_as_serde_renames_them() {
+        assert_eq!(
+            rename_field("scale_factor", Some("camelCase")),
+            "scaleFactor"
+        );
+        assert_eq!(
+            rename_field("scale_factor", Some("PascalCase")),
+            "ScaleFactor"
+        );
+        assert_eq!(
+            rename_field("scale_factor", Some("kebab-case")),
+            "scale-factor"
+        );
+        assert_eq!(
+            rename_field("scale_factor", Some("SCREAMING-KEBAB-CASE")),
+            "SCALE-FACTOR"
+        );
+        assert_eq!(
+            rename_field("scale_factor", Some("UPPERCASE")),
+            "SCALE_FACTOR"
+        );
+        assert_eq!(rename_field("scale_factor", None), "scale_factor");
     }
 
     #[test]

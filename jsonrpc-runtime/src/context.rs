@@ -210,6 +210,87 @@ impl std::ops::Deref for CancelToken {
     }
 }
 
+/// A [`Context`] whose progress reports are checked to be `P`: what an
+/// `#[rpc]` method declared with `progress = P` takes instead of
+/// [`Context`], so that its handler cannot report anything else.
+///
+/// It dereferences to the [`Context`] for everything else (id,
+/// cancellation, the peer handle).
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::{rpc, TypedContext};
+///
+/// #[rpc]
+/// trait Indexer {
+///     #[rpc(request = "index", progress = u32)]
+///     async fn index(&self, ctx: TypedContext<u32>, files: u32) -> u32;
+/// }
+///
+/// struct Files;
+///
+/// impl Indexer for Files {
+///     async fn index(&self, ctx: TypedContext<u32>, files: u32) -> u32 {
+///         for done in 1..=files {
+///             ctx.progress(done).ok(); // `ctx.progress("half")` does not compile
+///         }
+///         files
+///     }
+/// }
+/// # let _ = Files.into_router();
+/// ```
+pub struct TypedContext<P> {
+    ctx: Context,
+    _progress: std::marker::PhantomData<fn(P)>,
+}
+
+impl<P> fmt::Debug for TypedContext<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TypedContext").field(&self.ctx).finish()
+    }
+}
+
+impl<P> Clone for TypedContext<P> {
+    fn clone(&self) -> Self {
+        TypedContext::new(self.ctx.clone())
+    }
+}
+
+impl<P> TypedContext<P> {
+    /// Checks the progress reports of `ctx` to be `P`.
+    pub fn new(ctx: Context) -> Self {
+        TypedContext {
+            ctx,
+            _progress: std::marker::PhantomData,
+        }
+    }
+
+    /// The untyped context.
+    pub fn into_inner(self) -> Context {
+        self.ctx
+    }
+}
+
+impl<P: Serialize> TypedContext<P> {
+    /// Reports progress to the caller, as [`Context::progress`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Context::progress`].
+    pub fn progress(&self, value: P) -> Result<(), SendError> {
+        self.ctx.progress(value)
+    }
+}
+
+impl<P> std::ops::Deref for TypedContext<P> {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.ctx
+    }
+}
+
 /// A handler's view of its cancellation: it can wait for it and check it,
 /// but not trigger it (see [`Context::cancellation`]).
 #[derive(Debug, Clone, Copy)]

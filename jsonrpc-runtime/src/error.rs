@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 pub use crate::peer::{CallError, CloseReason, SendError};
+pub use crate::router::MergeError;
 pub use crate::transport::{ProcessExit, TransportError, WebSocketError};
 
 /// A JSON-RPC error code.

@@ -63,11 +63,14 @@ pub mod server;
 pub mod transport;
 
 pub use self::config::Config;
-pub use self::context::Context;
+pub use self::context::{Context, TypedContext};
 pub use self::dispatch::PeerBuilder;
 pub use self::error::{ErrorCode, ErrorObject, RpcError};
 pub use self::id::Id;
-pub use self::peer::{CallError, CallOptions, CloseReason, Peer, ProgressCall, SendError};
+pub use self::peer::{
+    Call, CallError, CallFuture, CallOptions, CloseReason, Peer, PendingCall, ProgressCall,
+    SendError,
+};
 pub use self::router::{Reply, Router};
 pub use self::server::Server;
 pub use self::transport::{ChildProcess, Transport};

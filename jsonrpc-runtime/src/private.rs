@@ -16,27 +16,9 @@ pub fn router_from_table(table: impl RouteTable) -> Router {
     Router::from_table(table)
 }
 
-/// The generated client's request call.
-pub async fn call<R, E>(
-    peer: &Peer,
-    method: &str,
-    params: impl Serialize,
-) -> Result<R, CallError<E>>
-where
-    R: DeserializeOwned + Send + 'static,
-    E: RpcError + Send + 'static,
-{
-    peer.call_with(method, params, CallOptions::default()).await
-}
-
 /// The generated client's notification.
 pub async fn notify(peer: &Peer, method: &str, params: impl Serialize) -> Result<(), SendError> {
     peer.notify(method, params).await
-}
-
-/// A handler result that cannot fail.
-pub fn infallible<T>(value: T) -> Result<T, core::convert::Infallible> {
-    Ok(value)
 }
 
 /// An error object with no data.
@@ -99,4 +81,120 @@ where
     P: DeserializeOwned,
 {
     peer.call_partial_results(method, params, CallOptions::default())
+}
+
+/// A client's request: the [`Call`](crate::Call) builder, with no bounds so
+/// that unmet ones are reported once, at the trait.
+pub fn request<'a, R, E, P>(
+    peer: &'a Peer,
+    method: &'a str,
+    params: P,
+) -> crate::Call<'a, R, E, P> {
+    crate::Call::new(peer, method, params)
+}
+
+/// What a method's return type means on the wire, decided by the compiler:
+/// `Split<true>` for a `Result` (however it is written: an alias works),
+/// `Split<false>` for any other value, which cannot fail.
+pub trait Split<const RESULT: bool> {
+    /// The result type.
+    type Ok;
+    /// The domain error type.
+    type Err;
+    /// The value as a result.
+    fn split(self) -> Result<Self::Ok, Self::Err>;
+}
+
+impl<T, E> Split<true> for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    fn split(self) -> Result<T, E> {
+        self
+    }
+}
+
+impl<T> Split<false> for T {
+    type Ok = T;
+    type Err = core::convert::Infallible;
+    fn split(self) -> Result<T, core::convert::Infallible> {
+        Ok(self)
+    }
+}
+
+/// `Probe::<T>::IS_RESULT` is true exactly when `T` is a `Result`: the
+/// inherent constant below is preferred to [`NotResult`]'s where it
+/// applies.
+#[derive(Debug)]
+pub struct Probe<T>(core::marker::PhantomData<T>);
+
+impl<T, E> Probe<Result<T, E>> {
+    /// A `Result`.
+    pub const IS_RESULT: bool = true;
+}
+
+/// The fallback for [`Probe`]: not a `Result`.
+pub trait NotResult {
+    /// Not a `Result`.
+    const IS_RESULT: bool = false;
+}
+
+impl<T> NotResult for Probe<T> {}
+
+/// Checks at compile time that `R`, written `Result<T, E>`, is the
+/// `Result` it looks like.
+pub fn assert_split<R, T, E, const RESULT: bool>()
+where
+    R: Split<RESULT, Ok = T, Err = E>,
+{
+}
+
+/// A route's reply from the handler's return value.
+pub fn split<R: Split<RESULT>, const RESULT: bool>(value: R) -> Result<R::Ok, R::Err> {
+    value.split()
+}
+
+/// The value of an optional argument left out.
+pub trait Absent {
+    /// The value when absent.
+    fn absent() -> Self;
+}
+
+impl<T> Absent for Option<T> {
+    fn absent() -> Self {
+        None
+    }
+}
+
+/// `serde(default = ...)` for optional arguments: `None`, with no
+/// `Default` bound on what the option holds.
+pub fn absent<T: Absent>() -> T {
+    T::absent()
+}
+
+/// Marks a method declared without `progress = T`.
+#[derive(Debug)]
+pub enum NoProgress {}
+
+/// The context argument a handler takes: `Context`, or `TypedContext<P>`
+/// for a method declared with `progress = P`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the context argument of this method",
+    label = "a method declared with `progress = T` takes `TypedContext<T>`, any other takes `Context`",
+    note = "`TypedContext<T>` checks the type of each progress report against the method's `progress = T`"
+)]
+pub trait Inject<P> {
+    /// The argument, from the route's context.
+    fn inject(ctx: crate::Context) -> Self;
+}
+
+impl Inject<NoProgress> for crate::Context {
+    fn inject(ctx: crate::Context) -> Self {
+        ctx
+    }
+}
+
+impl<P> Inject<P> for crate::context::TypedContext<P> {
+    fn inject(ctx: crate::Context) -> Self {
+        crate::context::TypedContext::new(ctx)
+    }
 }

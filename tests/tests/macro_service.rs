@@ -2,7 +2,9 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use jsonrpc_runtime::{rpc, CallError, Context, ErrorObject, Peer, RpcError, Transport};
+use jsonrpc_runtime::{
+    rpc, CallError, Context, ErrorObject, Peer, RpcError, Transport, TypedContext,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tests::RawClient;
@@ -313,7 +315,7 @@ fn generated_router_lists_its_methods() {
 #[rpc]
 trait Indexer {
     #[rpc(request = "index", progress = u32)]
-    async fn index(&self, ctx: Context, files: u32) -> u32;
+    async fn index(&self, ctx: TypedContext<u32>, files: u32) -> u32;
 
     #[rpc(request = "symbols", partial = Vec<String>)]
     async fn symbols(&self, ctx: Context, #[rpc(params)] query: SymbolQuery) -> Vec<String>;
@@ -328,7 +330,7 @@ struct SymbolQuery {
 struct IndexerImpl;
 
 impl Indexer for IndexerImpl {
-    async fn index(&self, ctx: Context, files: u32) -> u32 {
+    async fn index(&self, ctx: TypedContext<u32>, files: u32) -> u32 {
         for done in 1..=files {
             ctx.progress(done).unwrap();
         }

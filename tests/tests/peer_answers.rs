@@ -2,6 +2,7 @@
 //! connection; cancelling without a policy says so; call-backs nested under
 //! the in-flight cap finish.
 
+use std::future::IntoFuture as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -285,7 +286,7 @@ async fn the_in_flight_cap_still_holds_for_handlers_that_do_not_call_back() {
         .router(router)
         .spawn(b);
     let client = Peer::spawn(a);
-    let calls = (0..20).map(|_| client.call::<()>("busy", ()));
+    let calls = (0..20).map(|_| client.call::<()>("busy", ()).into_future());
     for result in futures_util::future::join_all(calls).await {
         result.unwrap();
     }

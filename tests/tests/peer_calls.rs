@@ -1,5 +1,6 @@
 //! Calls, notifications, errors and policies between two peers.
 
+use std::future::IntoFuture as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -238,7 +239,7 @@ async fn requests_run_concurrently() {
     });
     let (client, _server) = connect(router, Config::default());
     let started = std::time::Instant::now();
-    let calls = (0..20).map(|_| client.call::<u64>("wait", (200,)));
+    let calls = (0..20).map(|_| client.call::<u64>("wait", (200,)).into_future());
     let results = futures_util::future::join_all(calls).await;
     assert!(results.iter().all(|r| matches!(r, Ok(200))));
     // Twenty sequential 200 ms sleeps would take 4 s.
@@ -272,7 +273,7 @@ async fn handlers_calling_back_at_the_in_flight_cap_do_not_deadlock() {
         .router(client_router)
         .config(config)
         .spawn(a);
-    let calls = (0..50).map(|n| client.call::<i64>("outer", (n,)));
+    let calls = (0..50).map(|n| client.call::<i64>("outer", (n,)).into_future());
     let results = tokio::time::timeout(
         Duration::from_secs(10),
         futures_util::future::join_all(calls),

@@ -3,6 +3,7 @@
 //! lines, a chatty stderr, and kill and reap on shutdown and on drop.
 #![cfg(unix)]
 
+use std::future::IntoFuture as _;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -221,7 +222,7 @@ async fn every_pending_call_fails_when_the_child_exits() {
         .unwrap()
         .into_parts();
     let peer = Peer::spawn(transport);
-    let calls = (0..10).map(|i| peer.call::<Value>("work", [i]));
+    let calls = (0..10).map(|i| peer.call::<Value>("work", [i]).into_future());
     let results = tokio::time::timeout(ANSWER_TIMEOUT, join_all(calls))
         .await
         .expect("no call hangs");

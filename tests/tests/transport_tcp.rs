@@ -3,6 +3,7 @@
 
 mod transport_support;
 
+use std::future::IntoFuture as _;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
@@ -76,7 +77,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
             .unwrap(),
     );
     let started = Instant::now();
-    let calls = (0..10i64).map(|i| client.call::<i64>("add", (i, i)));
+    let calls = (0..10i64).map(|i| client.call::<i64>("add", (i, i)).into_future());
     let results = tokio::time::timeout(ANSWER_TIMEOUT, join_all(calls))
         .await
         .expect("no call hangs");

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{call_types, client_output, data_requirement, MethodGen, ServiceGen};
+use super::{MethodGen, ServiceGen};
 use crate::attr::Kind;
 
 impl ServiceGen<'_> {
@@ -19,8 +19,8 @@ impl ServiceGen<'_> {
             (quote!(), quote!())
         } else {
             (
-                quote!(_marker: #marker_ty,),
-                quote!(_marker: ::core::marker::PhantomData,),
+                quote!(__marker: #marker_ty,),
+                quote!(__marker: ::core::marker::PhantomData,),
             )
         };
         let doc = format!(
@@ -28,45 +28,89 @@ impl ServiceGen<'_> {
              `jsonrpc_runtime::Peer` that serves the trait."
         );
         let methods = self.methods.iter().map(|m| self.client_method(m));
-        quote! {
-            #[doc = #doc]
+        let where_clause = (!bounds.is_empty()).then(|| quote!(where #(#bounds,)*));
+        let definition = quote! {
             #vis struct #client #generics {
-                peer: ::jsonrpc_runtime::Peer,
+                __peer: ::jsonrpc_runtime::Peer,
                 #marker_field
             }
+        };
+        quote! {
+            #[doc = #doc]
+            #definition
 
             #[automatically_derived]
             impl #generics ::core::clone::Clone for #client #generics {
                 fn clone(&self) -> Self {
-                    #client { peer: ::core::clone::Clone::clone(&self.peer), #marker_init }
+                    #client { __peer: ::core::clone::Clone::clone(&self.__peer), #marker_init }
                 }
             }
 
             #[automatically_derived]
             impl #generics ::core::fmt::Debug for #client #generics {
-                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                    f.debug_struct(::core::stringify!(#client)).field("peer", &self.peer).finish()
+                fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    __f.debug_struct(::core::stringify!(#client)).field("peer", &self.__peer).finish()
                 }
             }
 
             #[automatically_derived]
-            impl #generics #client #generics
-            where
-                #(#bounds,)*
-            {
+            impl #generics #client #generics #where_clause {
                 /// A client calling the other side of `peer`.
                 #vis fn new(peer: ::jsonrpc_runtime::Peer) -> Self {
-                    #client { peer, #marker_init }
+                    #client { __peer: peer, #marker_init }
                 }
 
                 /// The peer handle the client calls through.
                 #vis fn peer(&self) -> &::jsonrpc_runtime::Peer {
-                    &self.peer
+                    &self.__peer
                 }
 
                 #(#methods)*
             }
         }
+    }
+
+    /// A method's client-side arguments: what the route decodes.
+    fn client_args(&self, m: &MethodGen<'_>) -> Vec<TokenStream> {
+        m.method
+            .args
+            .iter()
+            .map(|a| {
+                let (ident, ty) = (a.ident, a.ty);
+                if self.stub {
+                    quote!(_: #ty)
+                } else {
+                    quote!(#ident: #ty)
+                }
+            })
+            .collect()
+    }
+
+    /// The body of a client method: `call(..)` on the params, or a stub.
+    fn client_body(&self, m: &MethodGen<'_>, call: TokenStream) -> TokenStream {
+        if self.stub {
+            return quote!(::core::unreachable!());
+        }
+        let wire = m.wire;
+        let (def, value) = self.params_value(m);
+        let check = &m.ret.check;
+        quote! {
+            #check
+            #def
+            #call(&self.__peer, #wire, #value)
+        }
+    }
+
+    /// `where ...` with the method's requirements (none on stubs).
+    fn client_where(&self, m: &MethodGen<'_>, extra: Option<TokenStream>) -> TokenStream {
+        if self.stub {
+            return quote!();
+        }
+        let requirements = &m.requirements;
+        if requirements.is_empty() && extra.is_none() {
+            return quote!();
+        }
+        quote!(where #(#requirements,)* #extra)
     }
 
     /// `<method>_with_progress` and `<method>_partial`, for a request
@@ -75,8 +119,9 @@ impl ServiceGen<'_> {
     fn progress_variants(&self, m: &MethodGen<'_>) -> TokenStream {
         let vis = self.vis;
         let wire = m.wire;
-        let (ok, err) = call_types(&m.method.output);
-        let requirements = &m.requirements;
+        let (ok, err) = (&m.ret.ok, &m.ret.err);
+        let cfgs: Vec<_> = m.method.cfgs().collect();
+        let deprecated: Vec<_> = m.method.deprecated().collect();
         let variants = [
             (
                 &m.method.progress,
@@ -93,19 +138,23 @@ impl ServiceGen<'_> {
         ];
         let methods = variants.into_iter().filter_map(|(ty, suffix, call, what)| {
             let ty = ty.as_ref()?;
-            let name = quote::format_ident!("{}_{}", m.ident, suffix);
-            let args = m.method.args.iter().map(|a| {
-                let (ident, ty) = (a.ident, a.ty);
-                quote!(#ident: #ty)
-            });
-            let params = self.params_value(m);
+            let name = quote::format_ident!("{}_{}", crate::ast::unraw(m.ident), suffix);
+            // A method of that name was reported; a stub would collide.
+            if self.stub && self.methods.iter().any(|other| *other.ident == name) {
+                return None;
+            }
+            let args = self.client_args(m);
             let doc = format!(
                 " Calls `{wire}` with a fresh token for {what}: returns at once with a \
                  `jsonrpc_runtime::ProgressCall` that yields each report as `{}`, then the result.",
                 quote!(#ty).to_string().replace(' ', "")
             );
-            let requirement = data_requirement(ty);
+            let requirement = super::data_requirement(ty);
+            let where_clause = self.client_where(m, Some(quote!(#requirement,)));
+            let body = self.client_body(m, quote!(::jsonrpc_runtime::__private::#call));
             Some(quote! {
+                #(#cfgs)*
+                #(#deprecated)*
                 #[doc = #doc]
                 ///
                 /// # Errors
@@ -116,11 +165,9 @@ impl ServiceGen<'_> {
                     ::jsonrpc_runtime::ProgressCall<#ok, #err, #ty>,
                     ::jsonrpc_runtime::CallError<#err>,
                 >
-                where
-                    #(#requirements,)*
-                    #requirement,
+                #where_clause
                 {
-                    ::jsonrpc_runtime::__private::#call(&self.peer, #wire, #params)
+                    #body
                 }
             })
         });
@@ -131,6 +178,8 @@ impl ServiceGen<'_> {
         let vis = self.vis;
         let ident = m.ident;
         let wire = m.wire;
+        let cfgs: Vec<_> = m.method.cfgs().collect();
+        let deprecated: Vec<_> = m.method.deprecated().collect();
         let docs: Vec<_> = m.method.docs().collect();
         let default_doc = docs.is_empty().then(|| {
             let what = match m.method.kind {
@@ -140,49 +189,63 @@ impl ServiceGen<'_> {
             let doc = format!(" {what} `{wire}` on the other side.");
             quote!(#[doc = #doc])
         });
-        let args = m.method.args.iter().map(|a| {
-            let (ident, ty) = (a.ident, a.ty);
-            quote!(#ident: #ty)
-        });
-        let params = self.params_value(m);
-        let requirements = &m.requirements;
-        let progress_variants = self.progress_variants(m);
+        let args = self.client_args(m);
+        let where_clause = self.client_where(m, None);
         match m.method.kind {
             Kind::Request => {
-                let output = client_output(&m.method.output);
+                let (ok, err) = (&m.ret.ok, &m.ret.err);
+                let params_ty = if self.stub {
+                    quote!(())
+                } else {
+                    quote!(
+                        impl ::jsonrpc_runtime::__private::serde::Serialize + ::core::marker::Send
+                    )
+                };
+                let body = self.client_body(m, quote!(::jsonrpc_runtime::__private::request));
+                let progress_variants = self.progress_variants(m);
                 quote! {
+                    #(#cfgs)*
+                    #(#deprecated)*
                     #(#docs)*
                     #default_doc
+                    ///
+                    /// Returns a `jsonrpc_runtime::Call`: `.await` it, or set a `timeout`
+                    /// first, or `start()` it for its id and a way to cancel it.
                     ///
                     /// # Errors
                     ///
                     /// Every way the call can fail is a `jsonrpc_runtime::CallError`
                     /// variant; the method's own errors come back as `CallError::Domain`.
-                    #vis async fn #ident(&self, #(#args),*) -> #output
-                    where
-                        #(#requirements,)*
+                    #vis fn #ident(&self, #(#args),*)
+                        -> ::jsonrpc_runtime::Call<'_, #ok, #err, #params_ty>
+                    #where_clause
                     {
-                        ::jsonrpc_runtime::__private::call(&self.peer, #wire, #params).await
+                        #body
                     }
 
                     #progress_variants
                 }
             }
-            Kind::Notification => quote! {
-                #(#docs)*
-                #default_doc
-                ///
-                /// # Errors
-                ///
-                /// Fails when the params cannot be encoded or the connection is closed.
-                #vis async fn #ident(&self, #(#args),*)
-                    -> ::core::result::Result<(), ::jsonrpc_runtime::SendError>
-                where
-                    #(#requirements,)*
-                {
-                    ::jsonrpc_runtime::__private::notify(&self.peer, #wire, #params).await
+            Kind::Notification => {
+                let body = self.client_body(m, quote!(::jsonrpc_runtime::__private::notify));
+                let body = if self.stub { body } else { quote!(#body.await) };
+                quote! {
+                    #(#cfgs)*
+                    #(#deprecated)*
+                    #(#docs)*
+                    #default_doc
+                    ///
+                    /// # Errors
+                    ///
+                    /// Fails when the params cannot be encoded or the connection is closed.
+                    #vis async fn #ident(&self, #(#args),*)
+                        -> ::core::result::Result<(), ::jsonrpc_runtime::SendError>
+                    #where_clause
+                    {
+                        #body
+                    }
                 }
-            },
+            }
         }
     }
 }

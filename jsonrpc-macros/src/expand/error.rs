@@ -31,9 +31,9 @@ pub(crate) fn expand(error: &ErrorEnum<'_>) -> TokenStream {
             }
 
             fn from_error_object(
-                error: &::jsonrpc_runtime::ErrorObject,
+                __error: &::jsonrpc_runtime::ErrorObject,
             ) -> ::core::option::Option<Self> {
-                match error.code.0 {
+                match __error.code.0 {
                     #(#from_arms)*
                     _ => ::core::option::Option::None,
                 }
@@ -58,21 +58,26 @@ fn into_arm(variant: &ErrorVariant<'_>) -> TokenStream {
                 .iter()
                 .filter_map(|f| f.ident.as_ref())
                 .collect();
-            let names = idents.iter().map(|i| i.to_string());
+            // Each field is bound to a generated name, so a field named
+            // like a local of this arm (`data`) cannot shadow it.
+            let bindings: Vec<_> = (0..idents.len())
+                .map(|i| format_ident!("__field{}", i))
+                .collect();
+            let names = idents.iter().map(|i| crate::ast::unraw(i));
             quote! {
-                Self::#v { #(#idents),* } => {
-                    let mut data = #private::serde_json::Map::new();
-                    #(data.insert(::std::borrow::ToOwned::to_owned(#names), #private::to_value(&#idents));)*
-                    #private::error_with_data(#code, #message, #private::serde_json::Value::Object(data))
+                Self::#v { #(#idents: #bindings),* } => {
+                    let mut __data = #private::serde_json::Map::new();
+                    #(__data.insert(::std::borrow::ToOwned::to_owned(#names), #private::to_value(&#bindings));)*
+                    #private::error_with_data(#code, #message, #private::serde_json::Value::Object(__data))
                 }
             }
         }
         syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => quote! {
-            Self::#v(value) => #private::error_with_data(#code, #message, #private::to_value(&value)),
+            Self::#v(__value) => #private::error_with_data(#code, #message, #private::to_value(&__value)),
         },
         syn::Fields::Unnamed(unnamed) => {
             let idents: Vec<_> = (0..unnamed.unnamed.len())
-                .map(|i| format_ident!("field{}", i))
+                .map(|i| format_ident!("__field{}", i))
                 .collect();
             quote! {
                 Self::#v(#(#idents),*) => #private::error_with_data(
@@ -98,23 +103,23 @@ fn from_arm(variant: &ErrorVariant<'_>) -> TokenStream {
                 .iter()
                 .filter_map(|f| f.ident.as_ref())
                 .map(|i| {
-                    let name = i.to_string();
-                    quote!(#i: #private::from_value(data.get(#name))?)
+                    let name = crate::ast::unraw(i);
+                    quote!(#i: #private::from_value(__data.get(#name))?)
                 });
             quote!({
-                let data = #private::data(error);
+                let __data = #private::data(__error);
                 Self::#v { #(#fields),* }
             })
         }
         syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => quote!({
-            let data = #private::data(error);
-            Self::#v(#private::from_value(::core::option::Option::Some(&data))?)
+            let __data = #private::data(__error);
+            Self::#v(#private::from_value(::core::option::Option::Some(&__data))?)
         }),
         syn::Fields::Unnamed(unnamed) => {
             let fields =
-                (0..unnamed.unnamed.len()).map(|i| quote!(#private::from_value(data.get(#i))?));
+                (0..unnamed.unnamed.len()).map(|i| quote!(#private::from_value(__data.get(#i))?));
             quote!({
-                let data = #private::data(error);
+                let __data = #private::data(__error);
                 Self::#v(#(#fields),*)
             })
         }

@@ -1,5 +1,6 @@
 //! Code generation. Every function here returns tokens, never a `Result`:
-//! all errors are found by `attr`, `ast` and `valid` first.
+//! all errors are found by `attr`, `ast` and `valid` first. When there are
+//! errors, `fallback` emits the same items with stub bodies next to them.
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
@@ -12,6 +13,7 @@ use crate::valid;
 
 mod client;
 mod error;
+mod fallback;
 mod server;
 
 /// `#[rpc]` on an item.
@@ -20,7 +22,7 @@ pub(crate) fn service(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(e) => return with_item(item, e),
     };
-    let syn::Item::Trait(item) = item else {
+    let syn::Item::Trait(mut item) = item else {
         let error = syn::Error::new(
             item_keyword_span(&item),
             "`#[rpc]` goes on a trait: `#[rpc] trait Calculator { ... }`",
@@ -28,12 +30,21 @@ pub(crate) fn service(args: TokenStream, item: TokenStream) -> TokenStream {
         return with_item(item.into_token_stream(), error);
     };
     let cx = Ctxt::new();
+    // #[rpc] #[rpc(client = "...")] trait T: one attribute takes every
+    // argument.
+    for again in item.attrs.iter().filter(|a| attr::is_rpc(a)) {
+        cx.error_spanned_by(
+            again,
+            "`#[rpc]` is already applied to this trait; put every argument in one `#[rpc(...)]`",
+        );
+    }
+    attr::strip(&mut item.attrs);
     let args = attr::service_args(&cx, args);
     let service = Service::from_syn(&cx, args, &item);
     valid::service(&cx, &service);
     match cx.check() {
-        Ok(()) => ServiceGen::new(&service).expand(),
-        Err(errors) => with_item(stripped_trait(&item).into_token_stream(), errors),
+        Ok(()) => ServiceGen::new(&service, false).expand(),
+        Err(errors) => fallback::service(&service, errors),
     }
 }
 
@@ -50,7 +61,7 @@ pub(crate) fn error_enum(item: TokenStream) -> TokenStream {
     }
     match (cx.check(), error) {
         (Ok(()), Some(error)) => error::expand(&error),
-        (Err(errors), _) => errors.to_compile_error(),
+        (Err(errors), _) => fallback::error_enum(&input, errors),
         (Ok(()), None) => TokenStream::new(),
     }
 }
@@ -73,7 +84,8 @@ fn item_keyword_span(item: &syn::Item) -> Span {
     }
 }
 
-/// The trait with every `#[rpc]` helper attribute removed.
+/// The trait with every `#[rpc]` helper attribute (and every misplaced
+/// `#[serde]` one, already reported) removed.
 ///
 /// A pattern argument of a method without a body, already reported as an
 /// `#[rpc]` mistake, becomes `_`, so rustc does not report it a second time.
@@ -86,6 +98,7 @@ fn stripped_trait(item: &syn::ItemTrait) -> syn::ItemTrait {
             for input in &mut f.sig.inputs {
                 if let syn::FnArg::Typed(t) = input {
                     attr::strip(&mut t.attrs);
+                    t.attrs.retain(|a| !a.path().is_ident("serde"));
                     if bodyless && !matches!(*t.pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
                         *t.pat = syn::Pat::Wild(syn::PatWild {
                             attrs: Vec::new(),
@@ -107,9 +120,21 @@ pub(crate) struct ServiceGen<'a> {
     client_ident: syn::Ident,
     /// The trait's type parameters.
     type_params: Vec<&'a syn::Ident>,
-    /// Where-predicates every generated impl needs for the type parameters.
+    /// Where-predicates the user asked for with `bound = "..."`.
     bounds: Vec<TokenStream>,
     methods: Vec<MethodGen<'a>>,
+    /// The distinct shapes of by-name params: one struct each.
+    shapes: Vec<Shape>,
+    /// Emit stub bodies (the fallback expansion).
+    stub: bool,
+}
+
+/// The members of a by-name params struct: wire names and whether each may
+/// be left out. Methods whose arguments have the same shape share a struct,
+/// generic over the members' types.
+#[derive(PartialEq, Eq)]
+struct Shape {
+    members: Vec<(String, bool)>,
 }
 
 /// Per-method names and types.
@@ -117,56 +142,67 @@ pub(crate) struct MethodGen<'a> {
     method: &'a Method<'a>,
     ident: &'a syn::Ident,
     wire: &'a str,
-    /// The params type the route decodes and the client sends.
-    params_ty: TokenStream,
-    /// The generated params struct, when the method has named arguments.
-    params_struct: Option<syn::Ident>,
+    /// The index of the method's params shape, when it has named
+    /// arguments.
+    shape: Option<usize>,
+    ret: ReturnGen,
     /// Where-predicates on the method's own types (see [`requirements`]).
     requirements: Vec<TokenStream>,
 }
 
+/// The method's return type as the wire sees it.
+struct ReturnGen {
+    /// The type as written (`()` when none).
+    ty: TokenStream,
+    /// A constant expression the compiler evaluates to `true` when `ty` is
+    /// a `Result`, however it is written.
+    is_result: TokenStream,
+    /// The result type the client decodes.
+    ok: TokenStream,
+    /// The domain error type the client decodes.
+    err: TokenStream,
+    /// For a type written `Result<T, E>`: a check that it is the `Result`
+    /// it looks like, so the client's spelled-out types are right.
+    check: Option<TokenStream>,
+}
+
 impl<'a> ServiceGen<'a> {
-    fn new(service: &'a Service<'a>) -> Self {
+    pub(crate) fn new(service: &'a Service<'a>, stub: bool) -> Self {
         let item = service.item;
         let type_params: Vec<&syn::Ident> = item.generics.type_params().map(|p| &p.ident).collect();
         let bounds = match &service.args.bound {
             Some(bound) => bound.value.iter().map(ToTokens::to_token_stream).collect(),
-            None => type_params
-                .iter()
-                .map(|t| {
-                    quote! {
-                        #t: ::jsonrpc_runtime::__private::serde::Serialize
-                            + ::jsonrpc_runtime::__private::serde::de::DeserializeOwned
-                            + ::core::marker::Send + ::core::marker::Sync + 'static
-                    }
-                })
-                .collect(),
+            None => Vec::new(),
         };
-        let generics = if type_params.is_empty() {
-            quote!()
-        } else {
-            quote!(<#(#type_params),*>)
-        };
+        let mut shapes: Vec<Shape> = Vec::new();
         let methods = service
             .methods
             .iter()
             .map(|method| {
-                let (params_ty, params_struct) = if method.whole_params {
-                    let ty = method.args[0].ty;
-                    (quote!(#ty), None)
-                } else if method.args.is_empty() {
-                    (quote!(()), None)
-                } else {
-                    let name = format_ident!("__{}_{}_Params", item.ident, method.item.sig.ident);
-                    (quote!(#name #generics), Some(name))
-                };
+                let shape = (!method.whole_params && !method.args.is_empty()).then(|| {
+                    let shape = Shape {
+                        members: method
+                            .args
+                            .iter()
+                            .map(|a| (a.wire.value.clone(), a.optional))
+                            .collect(),
+                    };
+                    match shapes.iter().position(|s| *s == shape) {
+                        Some(index) => index,
+                        None => {
+                            shapes.push(shape);
+                            shapes.len() - 1
+                        }
+                    }
+                });
+                let ret = return_gen(&method.output, &type_params);
                 MethodGen {
                     method,
                     ident: &method.item.sig.ident,
                     wire: &method.wire.value,
-                    params_ty,
-                    params_struct,
-                    requirements: requirements(method),
+                    shape,
+                    requirements: requirements(method, &ret),
+                    ret,
                 }
             })
             .collect();
@@ -178,16 +214,16 @@ impl<'a> ServiceGen<'a> {
             type_params,
             bounds,
             methods,
+            shapes,
+            stub,
         }
     }
 
     fn expand(&self) -> TokenStream {
         let trait_item = self.trait_item();
-        let params = self.methods.iter().map(|m| self.params_struct(m));
         let client = self.client();
         quote! {
             #trait_item
-            #(#params)*
             #client
         }
     }
@@ -223,66 +259,91 @@ impl<'a> ServiceGen<'a> {
         item.into_token_stream()
     }
 
-    /// The hidden struct holding one method's named arguments.
-    fn params_struct(&self, m: &MethodGen<'_>) -> TokenStream {
-        let Some(name) = &m.params_struct else {
-            return quote!();
+    /// The struct of one by-name params shape, generic over the members'
+    /// types: deserializing on the server, serializing on the client.
+    fn params_struct(&self, index: usize, name: &syn::Ident, serialize: bool) -> TokenStream {
+        let shape = &self.shapes[index];
+        let private = quote!(::jsonrpc_runtime::__private);
+        let types: Vec<syn::Ident> = (0..shape.members.len())
+            .map(|i| format_ident!("__T{}", i))
+            .collect();
+        let fields =
+            shape
+                .members
+                .iter()
+                .zip(&types)
+                .enumerate()
+                .map(|(i, ((wire, optional), ty))| {
+                    let field = format_ident!("__f{}", i);
+                    let default = (*optional && !serialize).then(
+                        || quote!(#[serde(default = "::jsonrpc_runtime::__private::absent")]),
+                    );
+                    quote!(#[serde(rename = #wire)] #default #field: #ty)
+                });
+        let (derive, bound) = if serialize {
+            (quote!(#private::serde::Serialize), None)
+        } else {
+            let bounds = shape.members.iter().zip(&types).map(|((_, optional), ty)| {
+                let absent = optional.then(|| quote!(+ ::jsonrpc_runtime::__private::Absent));
+                quote!(#ty: ::jsonrpc_runtime::__private::serde::Deserialize<'de> #absent)
+            });
+            let bound = quote!(#(#bounds),*).to_string();
+            (
+                quote!(#private::serde::Deserialize),
+                Some(quote!(#[serde(bound(deserialize = #bound))])),
+            )
         };
-        let generics = self.generics();
-        let rename_all = self.service.args.rename_all.as_ref().map(|r| {
-            let rule = &r.value;
-            quote!(#[serde(rename_all = #rule)])
-        });
-        let fields = m.method.args.iter().map(|arg| {
-            let ident = arg.ident;
-            let ty = arg.ty;
-            // The same predicate as on the router and client, at the same
-            // span, so a missing impl is reported once.
-            let bound = syn::LitStr::new(&data_requirement(ty).to_string(), ty.span());
-            let rename = arg.rename.as_ref().map(|r| quote!(#[serde(rename = #r)]));
-            let default = arg.optional.then(|| quote!(#[serde(default)]));
-            quote!(#[serde(bound = #bound)] #rename #default #ident: #ty)
-        });
-        let marker = (!self.type_params.is_empty()).then(|| {
-            let marker = self.marker_ty();
-            quote!(#[serde(skip)] __marker: #marker,)
-        });
         quote! {
-            #[derive(::jsonrpc_runtime::__private::serde::Serialize, ::jsonrpc_runtime::__private::serde::Deserialize)]
+            #[derive(#derive)]
             #[serde(crate = "::jsonrpc_runtime::__private::serde")]
-            #rename_all
-            #[allow(non_camel_case_types)]
-            #[doc(hidden)]
-            struct #name #generics {
+            #bound
+            struct #name<#(#types),*> {
                 #(#fields,)*
-                #marker
             }
         }
     }
 
-    /// An expression building `m`'s params from the arguments in scope.
-    fn params_value(&self, m: &MethodGen<'_>) -> TokenStream {
+    /// The params type of `m` as the route decodes it (server side).
+    fn params_ty(&self, m: &MethodGen<'_>) -> TokenStream {
+        if m.method.whole_params {
+            let ty = m.method.args[0].ty;
+            return quote!(#ty);
+        }
+        match m.shape {
+            Some(index) => {
+                let name = format_ident!("__Params{}", index);
+                let types = m.method.args.iter().map(|a| a.ty);
+                quote!(#name<#(#types),*>)
+            }
+            None => quote!(()),
+        }
+    }
+
+    /// A client method's params: the local struct (if any) and an
+    /// expression building the value from the arguments in scope.
+    fn params_value(&self, m: &MethodGen<'_>) -> (TokenStream, TokenStream) {
         if m.method.whole_params {
             let ident = m.method.args[0].ident;
-            return quote!(#ident);
+            return (quote!(), quote!(#ident));
         }
-        let Some(name) = &m.params_struct else {
-            return quote!(());
+        let Some(index) = m.shape else {
+            return (quote!(), quote!(()));
         };
-        let idents = m.method.args.iter().map(|a| a.ident);
-        let marker =
-            (!self.type_params.is_empty()).then(|| quote!(__marker: ::core::marker::PhantomData,));
-        let turbofish = (!self.type_params.is_empty()).then(|| {
-            let params = &self.type_params;
-            quote!(::<#(#params),*>)
+        let name = format_ident!("__Params");
+        let def = self.params_struct(index, &name, true);
+        let fields = m.method.args.iter().enumerate().map(|(i, a)| {
+            let field = format_ident!("__f{}", i);
+            let ident = a.ident;
+            quote!(#field: #ident)
         });
-        quote!(#name #turbofish { #(#idents,)* #marker })
+        (def, quote!(#name { #(#fields),* }))
     }
 }
 
 /// Rewrites `async fn f(..) -> T` into `fn f(..) -> impl Future<Output = T>
 /// + Send` (so routes can be spawned), and adds `+ Send` to a written
-/// `impl Future` that lacks it.
+/// `impl Future` that lacks it. A default body becomes an `async move`
+/// block, and its method requires `Self: Sync` (the future holds `&self`).
 fn make_send_future(f: &mut syn::TraitItemFn) {
     let span = f.sig.ident.span();
     if let Some(asyncness) = f.sig.asyncness.take() {
@@ -297,6 +358,11 @@ fn make_send_future(f: &mut syn::TraitItemFn) {
         if let Some(body) = &mut f.default {
             let stmts = &body.stmts;
             *body = syn::parse_quote_spanned!(span=> { async move { #(#stmts)* } });
+            f.sig
+                .generics
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote_spanned!(span=> Self: ::core::marker::Sync));
         }
     } else if let syn::ReturnType::Type(_, ty) = &mut f.sig.output {
         if let syn::Type::ImplTrait(imp) = &mut **ty {
@@ -314,53 +380,106 @@ fn make_send_future(f: &mut syn::TraitItemFn) {
     }
 }
 
-/// `Result<T, CallError<E>>` for the client, from the method's output.
-/// The result and domain error types of a call, from the method's output.
-fn call_types(output: &Output<'_>) -> (TokenStream, TokenStream) {
+/// How the method's return type travels, decided by trait resolution: the
+/// `is_result` constant picks `Split<true>` (a `Result`, through any alias)
+/// or `Split<false>` (a value that cannot fail).
+fn return_gen(output: &Output<'_>, type_params: &[&syn::Ident]) -> ReturnGen {
+    let private = quote!(::jsonrpc_runtime::__private);
+    let Some(ty) = output.ty() else {
+        return ReturnGen {
+            ty: quote!(()),
+            is_result: quote!(false),
+            ok: quote!(()),
+            err: quote!(::core::convert::Infallible),
+            check: None,
+        };
+    };
+    // A constant cannot depend on the trait's type parameters: they are
+    // replaced by `()`. A bare parameter is a value; `MyResult<T>` is a
+    // `Result` whatever `T` is.
+    let erased = erase(ty.to_token_stream(), type_params);
+    let is_result = respan(
+        quote!({
+            #[allow(unused_imports)]
+            use #private::NotResult as _;
+            #private::Probe::<#erased>::IS_RESULT
+        }),
+        ty.span(),
+    );
     match output {
-        Output::Unit => (quote!(()), quote!(::core::convert::Infallible)),
-        Output::Value(ty) => (quote!(#ty), quote!(::core::convert::Infallible)),
-        Output::Result { ok, err } => (quote!(#ok), quote!(#err)),
+        Output::Result { ok, err, .. } => ReturnGen {
+            ty: quote!(#ty),
+            check: Some(respan(
+                quote!(#private::assert_split::<#ty, #ok, #err, #is_result>();),
+                ty.span(),
+            )),
+            is_result,
+            ok: quote!(#ok),
+            err: quote!(#err),
+        },
+        _ => ReturnGen {
+            ty: quote!(#ty),
+            ok: respan(quote!(<#ty as #private::Split<#is_result>>::Ok), ty.span()),
+            err: respan(quote!(<#ty as #private::Split<#is_result>>::Err), ty.span()),
+            is_result,
+            check: None,
+        },
     }
 }
 
-fn client_output(output: &Output<'_>) -> TokenStream {
-    match output {
-        Output::Unit => quote!(::core::result::Result<(), ::jsonrpc_runtime::CallError>),
-        Output::Value(ty) => quote!(::core::result::Result<#ty, ::jsonrpc_runtime::CallError>),
-        Output::Result { ok, err } => {
-            quote!(::core::result::Result<#ok, ::jsonrpc_runtime::CallError<#err>>)
-        }
-    }
+/// `tokens` with every identifier in `params` replaced by `()`.
+fn erase(tokens: TokenStream, params: &[&syn::Ident]) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(group) => {
+                let mut erased = Group::new(group.delimiter(), erase(group.stream(), params));
+                erased.set_span(group.span());
+                TokenTree::Group(erased)
+            }
+            TokenTree::Ident(ident) if params.iter().any(|p| **p == ident) => TokenTree::Group(
+                Group::new(proc_macro2::Delimiter::Parenthesis, TokenStream::new()),
+            ),
+            other => other,
+        })
+        .collect()
 }
 
 /// The where-predicates a method's types must meet: arguments and result
 /// travel as JSON both ways, the error maps to and from an error object.
 ///
 /// Each predicate goes on every generated item that relies on it (the
-/// router, the client method, the params struct's serde impls), so the
-/// bodies type-check against it and an unmet one is reported at the
-/// predicate only. Every token of a predicate carries the user's type's
-/// span, so the copies are identical and rustc reports them once, there.
-fn requirements(m: &Method<'_>) -> Vec<TokenStream> {
-    let result = match &m.output {
-        Output::Unit => None,
-        Output::Value(ty) | Output::Result { ok: ty, .. } => Some(*ty),
-    };
-    let error = match &m.output {
-        Output::Result { err, .. } => Some(respan(
-            quote!(#err: ::jsonrpc_runtime::RpcError + ::core::marker::Send + 'static),
-            err.span(),
-        )),
-        _ => None,
-    };
-    m.args
-        .iter()
-        .map(|a| a.ty)
-        .chain(result)
-        .map(data_requirement)
-        .chain(error)
-        .collect()
+/// router and the client method), so the bodies type-check against it and
+/// an unmet one is reported at the predicate only. Every token of a
+/// predicate carries the user's type's span, so the copies are identical
+/// and rustc reports them once, there.
+fn requirements(m: &Method<'_>, ret: &ReturnGen) -> Vec<TokenStream> {
+    let mut out: Vec<TokenStream> = m.args.iter().map(|a| data_requirement(a.ty)).collect();
+    match &m.output {
+        Output::Unit => {}
+        Output::Result { ok, err, .. } => {
+            out.push(data_requirement(ok));
+            out.push(error_requirement(&quote!(#err), err.span()));
+        }
+        Output::Other(ty) => {
+            let ok = &ret.ok;
+            out.push(respan(
+                quote! {
+                    #ok: ::jsonrpc_runtime::__private::serde::Serialize
+                        + ::jsonrpc_runtime::__private::serde::de::DeserializeOwned
+                        + ::core::marker::Send + 'static
+                },
+                ty.span(),
+            ));
+            out.push(error_requirement(&ret.err, ty.span()));
+            // The handler's future yields the value itself.
+            out.push(respan(
+                quote!(#ty: ::core::marker::Send + 'static),
+                ty.span(),
+            ));
+        }
+    }
+    out
 }
 
 /// `ty: Serialize + DeserializeOwned + Send + 'static`, at `ty`.
@@ -372,6 +491,14 @@ fn data_requirement(ty: &syn::Type) -> TokenStream {
                 + ::core::marker::Send + 'static
         },
         ty.span(),
+    )
+}
+
+/// `err: RpcError + Send + 'static`, at `span`.
+fn error_requirement(err: &TokenStream, span: Span) -> TokenStream {
+    respan(
+        quote!(#err: ::jsonrpc_runtime::RpcError + ::core::marker::Send + 'static),
+        span,
     )
 }
 

@@ -2,58 +2,117 @@
 //! builds a route table dispatching with a `match` on the method name.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::{MethodGen, ServiceGen};
-use crate::ast::Output;
 use crate::attr::Kind;
 
 impl ServiceGen<'_> {
     /// `fn into_router(self) -> Router`.
     pub(crate) fn router_method(&self) -> TokenStream {
         let client_ident = &self.client_ident;
-        let bounds = &self.bounds;
-        let count = self.methods.len();
-        let arms = self.methods.iter().enumerate().map(|(index, m)| {
-            let wire = m.wire;
-            quote!(#wire => ::core::option::Option::Some(&self.routes[#index]),)
-        });
-        let routes = self.methods.iter().map(|m| self.route(m));
-        let requirements = self.methods.iter().flat_map(|m| &m.requirements);
         let doc = format!(
             " Serves this trait with `self`: a `jsonrpc_runtime::Router` with one route per \
              method, dispatched with a `match` on the method name. The other side calls it through \
              `{client_ident}`."
         );
+        if self.stub {
+            return quote! {
+                #[doc = #doc]
+                fn into_router(self) -> ::jsonrpc_runtime::Router
+                where
+                    Self: ::core::marker::Sized,
+                {
+                    ::core::unreachable!()
+                }
+            };
+        }
+        let bounds = &self.bounds;
+        // A method under `#[cfg]` may name types that exist only when it is
+        // compiled: its requirements are checked by its route instead.
+        let requirements = self
+            .methods
+            .iter()
+            .filter(|m| m.method.cfgs().next().is_none())
+            .flat_map(|m| &m.requirements);
+        let structs = (0..self.shapes.len())
+            .map(|index| self.params_struct(index, &format_ident!("__Params{}", index), false));
+        let fields: Vec<syn::Ident> = self
+            .methods
+            .iter()
+            .map(|m| format_ident!("__route_{}", crate::ast::unraw(m.ident)))
+            .collect();
+        let cfgs: Vec<Vec<&syn::Attribute>> = self
+            .methods
+            .iter()
+            .map(|m| m.method.cfgs().collect())
+            .collect();
+        let arms = self
+            .methods
+            .iter()
+            .zip(&fields)
+            .zip(&cfgs)
+            .map(|((m, field), cfgs)| {
+                let wire = m.wire;
+                quote!(#(#cfgs)* #wire => ::core::option::Option::Some(&self.#field),)
+            });
+        let routes = self
+            .methods
+            .iter()
+            .zip(&fields)
+            .zip(&cfgs)
+            .map(|((m, field), cfgs)| {
+                let route = self.route(m);
+                quote!(#(#cfgs)* let #field = #route;)
+            });
+        let field_decls = fields
+            .iter()
+            .zip(&cfgs)
+            .map(|(field, cfgs)| quote!(#(#cfgs)* #field: ::jsonrpc_runtime::__private::Route,));
+        let pushes = fields.iter().zip(&cfgs).map(
+            |(field, cfgs)| quote!(#(#cfgs)* __all.push(::core::clone::Clone::clone(&#field));),
+        );
+        let inits = fields
+            .iter()
+            .zip(&cfgs)
+            .map(|(field, cfgs)| quote!(#(#cfgs)* #field,));
         quote! {
             #[doc = #doc]
+            #[allow(deprecated)]
             fn into_router(self) -> ::jsonrpc_runtime::Router
             where
                 Self: ::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync + 'static,
                 #(#bounds,)*
                 #(#requirements,)*
             {
+                #(#structs)*
                 struct __Table {
-                    routes: [::jsonrpc_runtime::__private::Route; #count],
+                    #(#field_decls)*
+                    __all: ::std::vec::Vec<::jsonrpc_runtime::__private::Route>,
                 }
                 #[automatically_derived]
                 impl ::jsonrpc_runtime::__private::RouteTable for __Table {
-                    fn route(&self, method: &::core::primitive::str)
+                    fn route(&self, __method: &::core::primitive::str)
                         -> ::core::option::Option<&::jsonrpc_runtime::__private::Route>
                     {
-                        match method {
+                        match __method {
                             #(#arms)*
                             _ => ::core::option::Option::None,
                         }
                     }
                     fn routes(&self) -> &[::jsonrpc_runtime::__private::Route] {
-                        &self.routes
+                        &self.__all
                     }
                 }
                 let __this = ::std::sync::Arc::new(self);
                 let _ = &__this;
+                #(#routes)*
+                #[allow(unused_mut)]
+                let mut __all = ::std::vec::Vec::new();
+                #(#pushes)*
                 ::jsonrpc_runtime::__private::router_from_table(__Table {
-                    routes: [#(#routes,)*],
+                    #(#inits)*
+                    __all,
                 })
             }
         }
@@ -61,43 +120,57 @@ impl ServiceGen<'_> {
 
     /// One route: decode the params, call the method on the shared `self`.
     fn route(&self, m: &MethodGen<'_>) -> TokenStream {
+        let private = quote!(::jsonrpc_runtime::__private);
         let trait_ident = self.trait_ident;
         let generics = self.generics();
         let ident = m.ident;
         let wire = m.wire;
-        let params_ty = &m.params_ty;
-        let ctx_arg = m.method.context.then(|| quote!(__ctx,));
+        let params_ty = self.params_ty(m);
+        let ctx_arg = m.method.context.as_ref().map(|context| {
+            let ty = context.ty();
+            let progress = match &m.method.progress {
+                Some(progress) => quote!(#progress),
+                None => quote!(#private::NoProgress),
+            };
+            let expr = match context {
+                crate::ast::ContextArg::Plain(_) => quote!(__ctx),
+                crate::ast::ContextArg::Typed(_) => {
+                    quote!(::jsonrpc_runtime::TypedContext::<#progress>::new(__ctx))
+                }
+                crate::ast::ContextArg::Marked(_) => {
+                    quote!(<#ty as #private::Inject<#progress>>::inject(__ctx))
+                }
+            };
+            let expr = super::respan(expr, syn::spanned::Spanned::span(ty));
+            quote!(#expr,)
+        });
         let args = if m.method.whole_params {
             quote!(__params)
-        } else if m.params_struct.is_some() {
-            let idents = m.method.args.iter().map(|a| a.ident);
-            quote!(#(__params.#idents),*)
         } else {
-            quote!()
+            let fields = (0..m.method.args.len()).map(|i| format_ident!("__f{}", i));
+            quote!(#(__params.#fields),*)
         };
         let call = quote! {
             <Self as #trait_ident #generics>::#ident(&*__this, #ctx_arg #args).await
         };
-        let (constructor, body) = match (m.method.kind, &m.method.output) {
-            (Kind::Notification, _) => (quote!(notification), quote!({ #call; })),
-            (Kind::Request, Output::Result { .. }) => (quote!(request), call),
-            (Kind::Request, _) => (
-                quote!(request),
-                quote!(::jsonrpc_runtime::__private::infallible(#call)),
-            ),
+        let (constructor, body) = match m.method.kind {
+            Kind::Notification => (quote!(notification), quote!({ #call; })),
+            Kind::Request => {
+                let ty = &m.ret.ty;
+                let is_result = &m.ret.is_result;
+                (
+                    quote!(request),
+                    quote!(#private::split::<#ty, #is_result>(#call)),
+                )
+            }
         };
-        let unused_params = (m.params_struct.is_none() && !m.method.whole_params)
-            .then(|| quote!(let _ = __params;));
-        let unused_ctx = (!m.method.context).then(|| quote!(let _ = __ctx;));
         quote! {
             {
                 let __this = ::core::clone::Clone::clone(&__this);
-                ::jsonrpc_runtime::__private::Route::#constructor(
+                #private::Route::#constructor(
                     #wire,
                     move |__params: #params_ty, __ctx: ::jsonrpc_runtime::Context| {
                         let __this = ::core::clone::Clone::clone(&__this);
-                        #unused_params
-                        #unused_ctx
                         async move { #body }
                     },
                 )

@@ -8,12 +8,13 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use super::pending::{RegisterError, TypedSlot};
-use super::{CallError, Outcome, Peer, ProgressCall, SendError, Shared};
+use super::{Call, CallError, Outcome, Peer, ProgressCall, SendError, Shared};
 use crate::config::{IdKind, IdStrategy};
 use crate::error::RpcError;
 use crate::id::Id;
 use crate::message::Extras;
 use crate::policy::ProgressPolicy;
+use std::convert::Infallible;
 
 /// Makes outbound request ids as the config's [`IdStrategy`] says.
 pub(crate) struct IdSource {
@@ -55,7 +56,7 @@ impl IdSource {
 
 impl Shared {
     /// Registers a waiting call under `id` (before its frame is written).
-    fn register<R, E>(
+    pub(super) fn register<R, E>(
         &self,
         id: &Id,
     ) -> Result<oneshot::Receiver<Result<R, CallError<E>>>, CallError<E>>
@@ -116,8 +117,8 @@ impl Shared {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
-    timeout: Option<Option<Duration>>,
-    extras: Option<Extras>,
+    pub(super) timeout: Option<Option<Duration>>,
+    pub(super) extras: Option<Extras>,
 }
 
 impl CallOptions {
@@ -146,20 +147,6 @@ impl CallOptions {
 
 /// Gives up on a call dropped (or timed out) before its answer: removes its
 /// table entry and, under a cancellation policy, tells the other side.
-struct PendingGuard<'a> {
-    shared: &'a Shared,
-    id: Option<Id>,
-}
-
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            forget_call(self.shared, &id);
-        }
-    }
-}
-
-/// The work of [`PendingGuard`], shared with [`ProgressCall`].
 pub(crate) fn forget_call(shared: &Shared, id: &Id) {
     if shared.pending.take(id).is_some() {
         shared.progress_subscriptions().end_call(id);
@@ -177,16 +164,19 @@ pub(crate) fn forget_call(shared: &Shared, id: &Id) {
 }
 
 impl Peer {
-    /// Calls `method` with `params` and waits for the typed result.
+    /// Calls `method` with `params`: returns a [`Call`] to `.await` for the
+    /// typed result, after setting a [`timeout`](Call::timeout) or
+    /// [`extras`](Call::extras) if need be, or to [`start`](Call::start) for
+    /// a [`PendingCall`](crate::PendingCall) with the request's id that can be cancelled.
     ///
     /// `params` must serialize to a JSON object or array, or to `null` (then
     /// no params are sent): `()`, a tuple, a `Vec`, a struct, a map. Any
     /// error answer comes back as [`CallError::Rpc`]; use
-    /// [`call_with`](Peer::call_with) to decode domain errors.
+    /// [`Call::errors`] to decode domain errors.
     ///
     /// # Examples
     ///
-    /// See [`Peer`].
+    /// See [`Peer`] and [`Call`].
     ///
     /// # Errors
     ///
@@ -201,11 +191,12 @@ impl Peer {
     /// [`CancellationPolicy`](crate::policy::CancellationPolicy) the other
     /// side is told; without one it is not, and its handler runs to the end
     /// (see [`cancel`](Peer::cancel)).
-    pub async fn call<R>(&self, method: &str, params: impl Serialize) -> Result<R, CallError>
-    where
-        R: DeserializeOwned + Send + 'static,
-    {
-        self.call_with(method, params, CallOptions::default()).await
+    pub fn call<'a, R>(
+        &'a self,
+        method: &'a str,
+        params: impl Serialize + 'a,
+    ) -> Call<'a, R, Infallible, impl Serialize + 'a> {
+        Call::new(self, method, params)
     }
 
     /// Calls `method` with per-call options, decoding error answers whose
@@ -245,48 +236,10 @@ impl Peer {
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
     {
-        let shared = &*self.shared;
-        let id = shared.ids.next();
-        let body = crate::message::call_body(
-            shared.dialect,
-            Some(&id),
-            method,
-            Some(&params),
-            options.extras.as_ref().unwrap_or(&shared.config.extras),
-        )
-        .map_err(CallError::InvalidParams)?;
-        drop(params);
-
-        shared.room().await;
-        let rx = shared.register::<R, E>(&id)?;
-        let mut guard = PendingGuard {
-            shared,
-            id: Some(id),
-        };
-        shared
-            .send_now(body)
-            .map_err(|_| CallError::Closed(shared.reason_or_local()))?;
-
-        // While the answer is awaited, the handler this call is made from
-        // (if any) leaves the in-flight cap to others.
-        let lent = self.in_flight.as_ref().is_some_and(|slot| slot.lend());
-        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let answer = match timeout {
-            Some(limit) => tokio::time::timeout(limit, rx).await.ok(),
-            None => Some(rx.await),
-        };
-        if lent {
-            if let Some(slot) = &self.in_flight {
-                slot.reclaim().await;
-            }
-        }
-        let Some(answer) = answer else {
-            return Err(CallError::TimedOut);
-        };
-        // The slot was taken by whoever answered; nothing to remove.
-        guard.id = None;
-        shared.idle.notify_one();
-        answer.unwrap_or_else(|_| Err(CallError::Closed(shared.reason_or_local())))
+        self.call(method, params)
+            .options(options)
+            .errors::<E>()
+            .await
     }
 
     /// Cancels an outbound call that is still waiting, as the config's

@@ -30,6 +30,7 @@ use crate::id::Id;
 use crate::message::Dialect;
 use crate::transport::TransportError;
 
+mod builder;
 mod call;
 mod error;
 mod outbox;
@@ -37,6 +38,7 @@ mod pending;
 mod progress;
 mod writer;
 
+pub use self::builder::{Call, CallFuture, PendingCall};
 pub use self::call::CallOptions;
 pub(crate) use self::call::{ids_from, IdSource};
 pub use self::error::{CallError, CloseReason, SendError};

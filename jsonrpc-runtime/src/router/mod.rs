@@ -278,20 +278,76 @@ impl Router {
 
     /// Adds every route of `other`.
     ///
+    /// Serving an `#[rpc]` trait together with its `#[rpc]` supertraits is
+    /// one line per trait, on a service that is cheap to clone (state behind
+    /// an `Arc`):
+    ///
+    /// ```
+    /// # use jsonrpc_runtime::{rpc, Router};
+    /// #[rpc]
+    /// trait Base {
+    ///     #[rpc(request = "ping")]
+    ///     async fn ping(&self) -> String;
+    /// }
+    ///
+    /// #[rpc]
+    /// trait Full: Base {
+    ///     #[rpc(request = "add")]
+    ///     async fn add(&self, a: i64, b: i64) -> i64;
+    /// }
+    ///
+    /// #[derive(Clone)]
+    /// struct Service;
+    /// impl Base for Service {
+    ///     async fn ping(&self) -> String { "pong".into() }
+    /// }
+    /// impl Full for Service {
+    ///     async fn add(&self, a: i64, b: i64) -> i64 { a + b }
+    /// }
+    ///
+    /// let service = Service;
+    /// let router = Full::into_router(service.clone()).merge(Base::into_router(service));
+    /// assert!(router.contains("ping") && router.contains("add"));
+    /// ```
+    ///
     /// # Panics
     ///
-    /// Panics if both routers have a route for the same method.
+    /// Panics if both routers have a route for the same method; use
+    /// [`try_merge`](Router::try_merge) to get an error instead.
     #[track_caller]
-    pub fn merge(mut self, other: Router) -> Self {
-        for name in other.methods() {
-            assert!(
-                !self.contains(name),
-                "the method `{name}` is registered twice"
-            );
+    pub fn merge(self, other: Router) -> Self {
+        match self.try_merge(other) {
+            Ok(router) => router,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Adds every route of `other`, unless both routers have a route for
+    /// the same method.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// let ping = || Router::new().request("ping", |(): (), _: Context| async { Ok::<_, ErrorObject>("pong") });
+    /// let err = ping().try_merge(ping()).unwrap_err();
+    /// assert_eq!(err.method(), "ping");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`MergeError`] naming the first method both routers have; neither
+    /// router is changed (both are dropped).
+    pub fn try_merge(mut self, other: Router) -> Result<Self, MergeError> {
+        if let Some(name) = other.methods().find(|name| self.contains(name)) {
+            return Err(MergeError {
+                method: name.to_owned(),
+            });
         }
         self.routes.extend(other.routes);
         self.tables.extend(other.tables);
-        self
+        Ok(self)
     }
 
     /// A router serving one generated table.
@@ -381,6 +437,32 @@ impl Router {
         self
     }
 }
+
+/// Two routers merged with [`Router::try_merge`] both have a route for
+/// one method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeError {
+    method: String,
+}
+
+impl MergeError {
+    /// The method both routers have.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+}
+
+impl fmt::Display for MergeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the method `{}` is registered twice: both routers have a route for it",
+            self.method
+        )
+    }
+}
+
+impl std::error::Error for MergeError {}
 
 /// A code and message under which a route's `Serialize` error values travel
 /// (see [`Router::request_mapped`]).

@@ -1,0 +1,9 @@
+use jsonrpc_runtime::{rpc, TypedContext};
+
+#[rpc]
+trait Indexer {
+    #[rpc(request = "index")]
+    async fn index(&self, ctx: TypedContext<u32>, files: u32) -> u32;
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use jsonrpc_runtime::rpc;
+
+#[rpc]
+#[rpc(client = "Calc")]
+trait Calculator {
+    #[rpc(request = "add")]
+    async fn add(&self, a: i64, b: i64) -> i64;
+}
+
+fn main() {}
