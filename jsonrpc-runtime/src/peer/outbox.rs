@@ -134,6 +134,11 @@ impl Outbox {
         self.queued.load(Ordering::Acquire) < self.budget
     }
 
+    /// Adds every queued frame to `out`, without waiting.
+    pub(crate) fn take_more(&self, out: &mut VecDeque<Outbound>) {
+        out.append(&mut self.lock().frames);
+    }
+
     fn is_closed(&self) -> bool {
         self.lock().closed
     }

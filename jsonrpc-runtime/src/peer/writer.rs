@@ -34,9 +34,18 @@ pub(crate) async fn run(mut sink: BoxSink, shared: Arc<Shared>) {
 }
 
 async fn write_all(sink: &mut BoxSink, shared: &Shared) -> Result<(), TransportError> {
+    // On a multi-thread runtime the writer wakes on another worker as soon
+    // as the first frame is queued, and would write (one system call) per
+    // frame; letting the other tasks run once first gathers a burst.
+    let gather = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread);
     let mut burst = VecDeque::new();
     // Everything queued by the time the writer wakes goes out with one flush.
     while shared.outbox.take_all(&mut burst).await {
+        if gather {
+            tokio::task::yield_now().await;
+            shared.outbox.take_more(&mut burst);
+        }
         while let Some(item) = burst.pop_front() {
             let Outbound::Frame(frame) = item else {
                 return sink.flush().await;
