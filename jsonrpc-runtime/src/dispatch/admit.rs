@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -19,7 +20,7 @@ use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{Decision, GateInput};
-use crate::router::{Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
+use crate::router::{first_step, Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
 
 /// Reads frames and walks each message through the admission steps.
 pub(super) struct Reader {
@@ -350,10 +351,24 @@ impl Reader {
             peer: shared.handle(None),
             progress: None,
         };
-        let fut = match route.handler.start(params, ctx, shared.dialect) {
+        let mut fut = match route.handler.start(params, ctx, shared.dialect) {
             Ok(fut) => fut,
             Err(error) => return tracing::warn!(method, %error, "dropping a notification"),
         };
+        // Step 7, inline: with nothing waiting for the worker, the
+        // notification's first step runs here, and most finish in it.
+        let connection = &self.connection;
+        if connection.inline && connection.notifications_waiting.load(Ordering::Acquire) == 0 {
+            if let Poll::Ready(out) = first_step(&mut fut) {
+                if let Err(panic) = out {
+                    tracing::error!(method, %panic, "a notification handler panicked");
+                }
+                // Requests check `notifications_waiting` first: no need to
+                // publish this one's number.
+                self.notification_seq += 1;
+                return;
+            }
+        }
         // Step 6: a flood of notifications waits here rather than queueing
         // without bound. Responses stay unread meanwhile, which can only
         // matter to a handler that both waits on a call and sits behind
@@ -374,7 +389,10 @@ impl Reader {
             method: route.name,
             fut,
         };
+        let waiting = &self.connection.notifications_waiting;
+        waiting.fetch_add(1, Ordering::AcqRel);
         if self.notifications.send(job).is_err() {
+            waiting.fetch_sub(1, Ordering::AcqRel);
             shared.active.fetch_sub(1, Ordering::AcqRel);
         }
     }

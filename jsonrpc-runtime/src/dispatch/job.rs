@@ -29,6 +29,9 @@ pub(super) struct Connection {
     cancellable: Mutex<HashMap<Id, CancellationToken>>,
     /// How many notifications have been handled, for request ordering.
     pub(super) notifications_done: watch::Sender<u64>,
+    /// Notifications handed to the worker and not finished yet: while there
+    /// are none, every notification read so far is done.
+    pub(super) notifications_waiting: std::sync::atomic::AtomicUsize,
     /// Requests take their first step on the reader's task (see
     /// `RequestTask::inline`): on a current-thread runtime.
     pub(super) inline: bool,
@@ -43,6 +46,7 @@ impl Connection {
             in_flight: config.max_in_flight.map(|n| Arc::new(Semaphore::new(n))),
             cancellable: Mutex::new(HashMap::new()),
             notifications_done: watch::Sender::new(0),
+            notifications_waiting: std::sync::atomic::AtomicUsize::new(0),
             inline: tokio::runtime::Handle::try_current().is_ok_and(|handle| {
                 handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
             }),
@@ -123,7 +127,9 @@ impl Runner for Connection {
                 .ok()
         });
         // `after` is 0 until a notification has been queued: no lock then.
-        let in_turn = after == 0 || *self.notifications_done.borrow() >= after;
+        let in_turn = after == 0
+            || self.notifications_waiting.load(Ordering::Acquire) == 0
+            || *self.notifications_done.borrow() >= after;
         if in_turn && slot.is_none() {
             return Admission::Now(None);
         }
@@ -217,6 +223,9 @@ pub(super) async fn notification_worker(
             }
         }
         connection.notifications_done.send_replace(job.seq);
+        connection
+            .notifications_waiting
+            .fetch_sub(1, Ordering::AcqRel);
         done(shared);
     }
 }

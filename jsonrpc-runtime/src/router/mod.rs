@@ -24,7 +24,7 @@ mod route;
 mod task;
 
 pub use self::route::Route;
-pub(crate) use self::route::{catch_panic, ErasedRoute, RouteKind};
+pub(crate) use self::route::{catch_panic, first_step, ErasedRoute, RouteKind};
 use self::route::{NotificationRoute, RequestRoute};
 pub(crate) use self::task::{
     Admission, Answer, BoxFuture, Ending, Held, Job, RequestTask, Runner, Ticket,

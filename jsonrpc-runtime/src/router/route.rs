@@ -6,6 +6,7 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::task::Poll;
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::Serialize;
@@ -364,13 +365,27 @@ pub(crate) async fn catch_panic<T>(fut: impl Future<Output = T>) -> Result<T, St
     std::panic::AssertUnwindSafe(fut)
         .catch_unwind()
         .await
-        .map_err(|payload| {
-            payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic payload".to_owned())
-        })
+        .map_err(panic_message)
+}
+
+/// Polls `fut` once with no waker, as the first step of work that goes to a
+/// task only if it is not done at once. A panic counts as done, with its
+/// message.
+pub(crate) fn first_step<T>(fut: &mut BoxFuture<T>) -> Poll<Result<T, String>> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+        Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(payload) => Poll::Ready(Err(panic_message(payload))),
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }
 
 #[cfg(test)]
