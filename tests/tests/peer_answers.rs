@@ -156,10 +156,11 @@ async fn a_cancelled_lsp_request_is_answered_request_cancelled_whatever_its_hand
     }
 }
 
-#[tokio::test]
-async fn a_cancelled_mcp_request_gets_no_answer_even_when_its_handler_returns() {
+/// Starts `work`, cancels it the MCP way once it runs, then calls `fast`:
+/// the only answer must be `fast`'s.
+async fn mcp_cancel_gets_no_answer(policy: CancellationPolicy) {
     let started = Arc::new(Notify::new());
-    let config = Config::default().cancellation(CancellationPolicy::mcp());
+    let config = Config::default().cancellation(policy);
     let mut raw = RawClient::start(early_stopper(started.clone()), config);
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"work"}"#)
         .await;
@@ -168,10 +169,14 @@ async fn a_cancelled_mcp_request_gets_no_answer_even_when_its_handler_returns() 
         .await;
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"fast"}"#)
         .await;
-    // The next answer is the second request's: the cancelled one gets none.
     let answer = raw.recv().await;
     assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": "fast"}));
     raw.expect_silence(Duration::from_millis(100)).await;
+}
+
+#[tokio::test]
+async fn a_cancelled_mcp_request_gets_no_answer_even_when_its_handler_returns() {
+    mcp_cancel_gets_no_answer(CancellationPolicy::mcp()).await;
 }
 
 #[tokio::test]
@@ -185,20 +190,8 @@ async fn keep_running_lets_the_handlers_answer_through_where_the_protocol_allows
     raw.send(r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
         .await;
     assert_eq!(raw.recv().await["result"], "stopped at step 7");
-
     // MCP allows no answer after a cancellation, running on or not.
-    let started = Arc::new(Notify::new());
-    let config = Config::default().cancellation(CancellationPolicy::mcp().keep_running());
-    let mut raw = RawClient::start(early_stopper(started.clone()), config);
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"work"}"#)
-        .await;
-    started.notified().await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
-        .await;
-    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"fast"}"#)
-        .await;
-    assert_eq!(raw.recv().await["id"], 2);
-    raw.expect_silence(Duration::from_millis(100)).await;
+    mcp_cancel_gets_no_answer(CancellationPolicy::mcp().keep_running()).await;
 }
 
 #[tokio::test]
