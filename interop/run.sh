@@ -20,9 +20,10 @@ if [ ! -x py/bin/python ] || ! py/bin/python -c 'import mcp' 2>/dev/null; then
     python3 -m venv py
     py/bin/pip install --quiet mcp
 fi
-echo "== MCP TypeScript SDK $(node -p 'require("@modelcontextprotocol/sdk/package.json").version')"
+version() { node -p "JSON.parse(require('fs').readFileSync('node_modules/$1/package.json')).version"; }
+echo "== MCP TypeScript SDK $(version @modelcontextprotocol/sdk)"
 node mcp_client.mjs "$bin/mcp_server"
-echo "== vscode-jsonrpc $(node -p 'require("vscode-jsonrpc/package.json").version')"
+echo "== vscode-jsonrpc $(version vscode-jsonrpc)"
 node lsp_client.mjs "$bin/lsp_server" "$bin/spec_server"
 echo "== MCP Python SDK $(py/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 py/bin/python mcp_client.py "$bin/mcp_server"
