@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::sync::oneshot;
 use tokio::time::Sleep;
 
 use super::call::forget_call;
+use super::pending::Receiver;
 use super::{CallError, CallOptions, Peer, SendError, Shared};
 use crate::error::RpcError;
 use crate::id::Id;
@@ -241,7 +241,7 @@ impl Shared {
         method: &str,
         params: &impl Serialize,
         options: &CallOptions,
-    ) -> Result<oneshot::Receiver<Answer<R, E>>, CallError<E>>
+    ) -> Result<Receiver<R, E>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
@@ -291,7 +291,7 @@ enum State<'p, R, E> {
     /// Sent; waiting for the answer.
     Waiting {
         id: Id,
-        rx: oneshot::Receiver<Answer<R, E>>,
+        rx: Receiver<R, E>,
         sleep: Option<Pin<Box<Sleep>>>,
         lent: bool,
     },
@@ -451,7 +451,7 @@ pub struct PendingCall<R, E = Infallible> {
 
 enum Started<R, E> {
     Failed(CallError<E>),
-    Waiting(oneshot::Receiver<Answer<R, E>>),
+    Waiting(Receiver<R, E>),
     Done,
 }
 

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::sync::oneshot;
 
-use super::pending::{RegisterError, TypedSlot};
+use super::pending::{Receiver, RegisterError, TypedSlot};
 use super::{Call, CallError, Outcome, Peer, ProgressCall, SendError, Shared};
 use crate::config::{IdKind, IdStrategy};
 use crate::error::RpcError;
@@ -56,19 +55,13 @@ impl IdSource {
 
 impl Shared {
     /// Registers a waiting call under `id` (before its frame is written).
-    pub(super) fn register<R, E>(
-        &self,
-        id: &Id,
-    ) -> Result<oneshot::Receiver<Result<R, CallError<E>>>, CallError<E>>
+    pub(super) fn register<R, E>(&self, id: &Id) -> Result<Receiver<R, E>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
     {
-        let (tx, rx) = oneshot::channel();
-        match self
-            .pending
-            .register(id.clone(), Box::new(TypedSlot::<R, E>::new(tx)))
-        {
+        let (slot, rx) = TypedSlot::<R, E>::pair();
+        match self.pending.register(id.clone(), slot) {
             Ok(()) => Ok(rx),
             Err(RegisterError::Closed(reason)) => Err(CallError::Closed(reason)),
             Err(RegisterError::Duplicate) => Err(CallError::DuplicateId(id.clone())),

@@ -1,12 +1,13 @@
 //! Outbound calls waiting for their answer.
 
 use std::collections::HashMap;
-use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
-use tokio::sync::oneshot;
 
 use crate::error::{CallError, CloseReason, ErrorObject, RpcError};
 use crate::id::Id;
@@ -22,20 +23,60 @@ pub(crate) enum Outcome<'a> {
 
 /// A waiting call: decodes its answer into the caller's types when it
 /// arrives, on the reader's side, straight from the frame.
-pub(crate) trait Slot: Send {
-    fn complete(self: Box<Self>, outcome: Outcome<'_>);
+pub(crate) trait Slot: Send + Sync {
+    fn complete(&self, outcome: Outcome<'_>);
+    /// Nobody will complete the slot: the caller learns the call is over.
+    fn abandon(&self);
 }
 
+/// The cell one call's answer goes through: one allocation shared by the
+/// table (as a [`SlotHandle`]) and the caller (as a [`Receiver`]), instead of
+/// a boxed slot plus a channel.
 pub(crate) struct TypedSlot<R, E> {
-    tx: oneshot::Sender<Result<R, CallError<E>>>,
-    _marker: PhantomData<fn() -> (R, E)>,
+    state: Mutex<CellState<Result<R, CallError<E>>>>,
+}
+
+enum CellState<T> {
+    /// No answer yet; the caller's waker, once it has polled.
+    Waiting(Option<Waker>),
+    Ready(T),
+    /// Taken by the caller, or abandoned.
+    Over,
+}
+
+impl<R, E> TypedSlot<R, E>
+where
+    R: DeserializeOwned + Send + 'static,
+    E: RpcError + Send + 'static,
+{
+    /// A slot for the table and the receiver its caller awaits.
+    pub(crate) fn pair() -> (SlotHandle, Receiver<R, E>) {
+        let slot = Arc::new(TypedSlot {
+            state: Mutex::new(CellState::Waiting(None)),
+        });
+        (SlotHandle(Some(slot.clone())), Receiver(slot))
+    }
 }
 
 impl<R, E> TypedSlot<R, E> {
-    pub(crate) fn new(tx: oneshot::Sender<Result<R, CallError<E>>>) -> Self {
-        TypedSlot {
-            tx,
-            _marker: PhantomData,
+    fn lock(&self) -> std::sync::MutexGuard<'_, CellState<Result<R, CallError<E>>>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn settle(&self, next: CellState<Result<R, CallError<E>>>) {
+        let waker = {
+            let mut state = self.lock();
+            match &mut *state {
+                CellState::Waiting(waker) => {
+                    let waker = waker.take();
+                    *state = next;
+                    waker
+                }
+                _ => None,
+            }
+        };
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 }
@@ -45,7 +86,7 @@ where
     R: DeserializeOwned + Send + 'static,
     E: RpcError + Send + 'static,
 {
-    fn complete(self: Box<Self>, outcome: Outcome<'_>) {
+    fn complete(&self, outcome: Outcome<'_>) {
         let answer = match outcome {
             Outcome::Result(raw) => {
                 serde_json::from_str(raw.get()).map_err(CallError::InvalidResult)
@@ -58,8 +99,59 @@ where
             Outcome::Closed(reason) => Err(CallError::Closed(reason)),
             Outcome::Cancelled => Err(CallError::Cancelled),
         };
-        // The caller may have gone away; then nobody wants the answer.
-        let _ = self.tx.send(answer);
+        self.settle(CellState::Ready(answer));
+    }
+
+    fn abandon(&self) {
+        self.settle(CellState::Over);
+    }
+}
+
+/// The table's hold on a slot: completing it consumes it; dropping it
+/// without completing tells the caller the call is over (as a dropped
+/// channel sender would).
+pub(crate) struct SlotHandle(Option<Arc<dyn Slot>>);
+
+impl SlotHandle {
+    pub(crate) fn complete(mut self, outcome: Outcome<'_>) {
+        if let Some(slot) = self.0.take() {
+            slot.complete(outcome);
+        }
+    }
+}
+
+impl Drop for SlotHandle {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            slot.abandon();
+        }
+    }
+}
+
+/// Nobody will answer: the slot was dropped without an answer.
+#[derive(Debug)]
+pub(crate) struct Abandoned;
+
+/// The caller's side of a slot: resolves to the decoded answer.
+pub(crate) struct Receiver<R, E>(Arc<TypedSlot<R, E>>);
+
+impl<R, E> Future for Receiver<R, E> {
+    type Output = Result<Result<R, CallError<E>>, Abandoned>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let mut state = self.0.lock();
+        match std::mem::replace(&mut *state, CellState::Over) {
+            CellState::Ready(answer) => Poll::Ready(Ok(answer)),
+            CellState::Over => Poll::Ready(Err(Abandoned)),
+            CellState::Waiting(waker) => {
+                let waker = match waker {
+                    Some(w) if w.will_wake(cx.waker()) => w,
+                    _ => cx.waker().clone(),
+                };
+                *state = CellState::Waiting(Some(waker));
+                Poll::Pending
+            }
+        }
     }
 }
 
@@ -72,7 +164,7 @@ pub(crate) struct PendingTable {
 
 #[derive(Default)]
 struct Table {
-    slots: HashMap<Id, Box<dyn Slot>>,
+    slots: HashMap<Id, SlotHandle>,
     closed: Option<CloseReason>,
 }
 
@@ -89,7 +181,7 @@ impl PendingTable {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn register(&self, id: Id, slot: Box<dyn Slot>) -> Result<(), RegisterError> {
+    pub(crate) fn register(&self, id: Id, slot: SlotHandle) -> Result<(), RegisterError> {
         let mut table = self.lock();
         if let Some(reason) = &table.closed {
             return Err(RegisterError::Closed(reason.clone()));
@@ -103,7 +195,7 @@ impl PendingTable {
         }
     }
 
-    pub(crate) fn take(&self, id: &Id) -> Option<Box<dyn Slot>> {
+    pub(crate) fn take(&self, id: &Id) -> Option<SlotHandle> {
         self.lock().slots.remove(id)
     }
 

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::Notify;
 
 use super::call::forget_call;
+use super::pending::Receiver;
 use super::Shared;
 use super::{CallError, SendError};
 use crate::id::Id;
@@ -142,7 +143,7 @@ pub struct ProgressCall<R, E, P = Value> {
     shared: Arc<Shared>,
     id: Id,
     token: Option<Id>,
-    answer: Option<oneshot::Receiver<Result<R, CallError<E>>>>,
+    answer: Option<Receiver<R, E>>,
     progress: Arc<Reports>,
     activity: Arc<Notify>,
     timeout: Option<Duration>,
@@ -170,7 +171,7 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
         shared: Arc<Shared>,
         id: Id,
         token: Option<Id>,
-        answer: oneshot::Receiver<Result<R, CallError<E>>>,
+        answer: Receiver<R, E>,
         progress: Arc<Reports>,
         activity: Arc<Notify>,
         timeout: Option<Duration>,
