@@ -138,8 +138,13 @@ pub async fn invoke_once(
     ctx: &jsonrpc_runtime::Context,
     line: &[u8],
 ) -> Vec<u8> {
-    match jsonrpc_runtime::message::Message::parse_bytes(line, &jsonrpc_runtime::message::ParseOptions::default()) {
-        jsonrpc_runtime::message::Parsed::Single(jsonrpc_runtime::message::Message::Request(request)) => {
+    match jsonrpc_runtime::message::Message::parse_bytes(
+        line,
+        &jsonrpc_runtime::message::ParseOptions::default(),
+    ) {
+        jsonrpc_runtime::message::Parsed::Single(jsonrpc_runtime::message::Message::Request(
+            request,
+        )) => {
             let outcome = router
                 .invoke(&request.method, request.params.as_deref(), ctx.clone())
                 .await;
@@ -150,7 +155,9 @@ pub async fn invoke_once(
             })
             .to_json(jsonrpc_runtime::message::Dialect::Strict)
         }
-        jsonrpc_runtime::message::Parsed::Single(jsonrpc_runtime::message::Message::Notification(note)) => {
+        jsonrpc_runtime::message::Parsed::Single(
+            jsonrpc_runtime::message::Message::Notification(note),
+        ) => {
             let _ = router
                 .invoke(&note.method, note.params.as_deref(), ctx.clone())
                 .await;

@@ -146,7 +146,8 @@ impl Ours {
     pub async fn notes_then_add(&self, n: usize) -> i64 {
         for i in 0..n as i64 {
             self.client
-                .notify("note", AddParams { a: i, b: 1 }).await
+                .notify("note", AddParams { a: i, b: 1 })
+                .await
                 .expect("notify");
         }
         self.add(1, 1).await

@@ -153,7 +153,9 @@ fn main() {
                                     jsonrpc_benches::MAX_FRAME_LEN,
                                 ),
                             )
-                            .map(|item| item.map_err(jsonrpc_runtime::transport::TransportError::from));
+                            .map(|item| {
+                                item.map_err(jsonrpc_runtime::transport::TransportError::from)
+                            });
                             let (outbound, mut answers) = loopback::outbound();
                             let peer = Peer::builder()
                                 .config(jsonrpc_benches::config())
