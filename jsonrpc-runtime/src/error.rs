@@ -265,6 +265,35 @@ impl ErrorObject {
         )
     }
 
+    /// An implementation-defined server error: a code in -32099..=-32000,
+    /// the band JSON-RPC 2.0 reserves for them (-32000 "server overloaded"
+    /// and -32001 "closing" are this runtime's own).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::ErrorObject;
+    ///
+    /// let busy = ErrorObject::server_error(-32050, "Index still building");
+    /// assert_eq!(busy.code.0, -32050);
+    /// assert!(busy.code.is_implementation_defined());
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `code` is outside -32099..=-32000 (use [`ErrorObject::new`]
+    /// for application codes).
+    #[track_caller]
+    pub fn server_error(code: i64, message: impl Into<Cow<'static, str>>) -> Self {
+        let code = ErrorCode(code);
+        assert!(
+            code.is_implementation_defined(),
+            "error code {code} is not an implementation-defined server error; \
+             use a code in -32099..=-32000, or `ErrorObject::new` for application codes"
+        );
+        Self::new(code, message)
+    }
+
     /// An error with one of the predefined codes and its standard message.
     pub(crate) fn standard(code: ErrorCode) -> Self {
         Self::new(code, code.default_message())
@@ -343,6 +372,14 @@ impl RpcError for Infallible {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "not an implementation-defined server error")]
+    fn server_errors_stay_in_their_band() {
+        assert_eq!(ErrorObject::server_error(-32099, "low").code.0, -32099);
+        assert_eq!(ErrorObject::server_error(-32000, "high").code.0, -32000);
+        let _ = ErrorObject::server_error(-32100, "outside");
+    }
 
     #[test]
     fn application_codes_exclude_predefined_and_reserved_block() {

@@ -47,7 +47,9 @@ impl Transport {
     /// # Errors
     ///
     /// Fails when fd 0 or fd 1 cannot be duplicated or registered with the
-    /// reactor.
+    /// reactor, and with [`io::ErrorKind::AlreadyExists`] when stdio is
+    /// already open as a transport in this process: two readers of one
+    /// stdin would split its messages between them.
     ///
     /// # Panics
     ///
@@ -66,6 +68,14 @@ impl Transport {
     ///
     /// Panics outside a tokio runtime with I/O enabled.
     pub fn stdio_with(framing: Framing, max_frame_len: usize) -> io::Result<Transport> {
+        static OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if OPEN.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "stdio is already open as a transport in this process; open it once and \
+                 share the peer",
+            ));
+        }
         let (read, write) = (stdin()?, stdout()?);
         Ok(Transport::from_io(
             read,
@@ -140,4 +150,17 @@ fn stdin() -> io::Result<Reader> {
 #[cfg(not(unix))]
 fn stdout() -> io::Result<Writer> {
     Ok(Box::pin(tokio::io::stdout()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stdio_opens_once_per_process() {
+        let first = Transport::stdio_with(Framing::NewlineDelimited, 1024);
+        let second = Transport::stdio_with(Framing::NewlineDelimited, 1024).unwrap_err();
+        assert_eq!(second.kind(), io::ErrorKind::AlreadyExists, "{second}");
+        drop(first);
+    }
 }
