@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::codec::{Framing, DEFAULT_MAX_FRAME_LEN};
+use crate::codec::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
 use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{Batches, Dialect, Extras, NullId, NullParams, ParseOptions};
@@ -52,6 +52,7 @@ pub struct Config {
     pub(crate) ping: Option<std::borrow::Cow<'static, str>>,
     pub(crate) outbound_budget: usize,
     pub(crate) extras: Extras,
+    pub(crate) skip_blank_lines: bool,
 }
 
 /// The default [`Config::outbound_budget`]: 1 MiB.
@@ -76,6 +77,7 @@ impl Default for Config {
             ping: None,
             outbound_budget: DEFAULT_OUTBOUND_BUDGET,
             extras: Extras::new(),
+            skip_blank_lines: false,
         }
     }
 }
@@ -99,6 +101,7 @@ impl fmt::Debug for Config {
             .field("ping", &self.ping)
             .field("outbound_budget", &self.outbound_budget)
             .field("extras", &self.extras)
+            .field("skip_blank_lines", &self.skip_blank_lines)
             .finish()
     }
 }
@@ -240,6 +243,25 @@ impl Config {
     pub fn framing(mut self, framing: Framing) -> Self {
         self.framing = framing;
         self
+    }
+
+    /// Whether newline-delimited transports built from this config skip
+    /// lines that hold only whitespace (default false: an empty line is
+    /// answered with a parse error). See
+    /// [`LineCodec::skip_blank_lines`](crate::codec::LineCodec::skip_blank_lines).
+    pub fn skip_blank_lines(mut self, skip: bool) -> Self {
+        self.skip_blank_lines = skip;
+        self
+    }
+
+    /// The framer transports built from this config use.
+    pub(crate) fn codec(&self) -> FramingCodec {
+        match self.framing.codec(self.max_frame_len) {
+            FramingCodec::Lines(lines) => {
+                FramingCodec::Lines(lines.skip_blank_lines(self.skip_blank_lines))
+            }
+            other => other,
+        }
     }
 
     /// The largest inbound frame in bytes (default 8 MiB). A longer one is

@@ -434,3 +434,17 @@ fn arbitrary_bytes_split_anywhere_decode_like_one_shot() {
         }
     }
 }
+
+#[test]
+fn blank_lines_are_frames_by_default_and_skipped_on_request() {
+    let input = b"\n  \t\r\n{\"a\":1}\n\r\n";
+    let frames = decode_one_shot(LineCodec::new(), input);
+    assert_eq!(frames.len(), 4, "{frames:?}");
+    assert_eq!(frames[0], msg(b""));
+    assert_eq!(frames[2], msg(b"{\"a\":1}"));
+    let frames = decode_one_shot(LineCodec::new().skip_blank_lines(true), input);
+    assert_eq!(frames, vec![msg(b"{\"a\":1}")]);
+    // A blank last line without its newline is skipped too.
+    let frames = decode_one_shot(LineCodec::new().skip_blank_lines(true), b"{}\n   ");
+    assert_eq!(frames, vec![msg(b"{}")]);
+}

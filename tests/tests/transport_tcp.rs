@@ -117,3 +117,29 @@ async fn client_leaving_mid_call_ends_its_server_peer() {
     wait_until_drained(&server).await;
     server.shutdown(Duration::from_secs(1)).await;
 }
+
+#[tokio::test]
+async fn a_config_that_skips_blank_lines_answers_nothing_for_them() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+
+    for (skip, expected) in [(false, -32700), (true, 0)] {
+        let config = Config::default().skip_blank_lines(skip);
+        let (server, addr) = serve(config).await;
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (read, mut write) = stream.into_split();
+        write
+            .write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"add\",\"params\":[1,2]}\n")
+            .await
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        let first: serde_json::Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        if expected == 0 {
+            assert_eq!(first["result"], 3, "{first}");
+        } else {
+            assert_eq!(first["error"]["code"], expected, "{first}");
+        }
+        drop(write);
+        server.shutdown(std::time::Duration::from_secs(1)).await;
+    }
+}

@@ -88,6 +88,8 @@ pub struct LineCodec {
     next_index: usize,
     /// Whether the rest of a refused line is being dropped.
     discarding: bool,
+    /// Whether lines holding only whitespace are skipped instead of framed.
+    skip_blank: bool,
 }
 
 impl LineCodec {
@@ -129,7 +131,29 @@ impl LineCodec {
             max_frame_len,
             next_index: 0,
             discarding: false,
+            skip_blank: false,
         }
+    }
+
+    /// Skips lines that hold nothing but whitespace instead of framing them
+    /// (by default an empty line is a frame, which the peer answers with a
+    /// parse error, as JSON-RPC over lines usually expects). Some clients
+    /// send blank keep-alive lines; this lets them through silently.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::BytesMut;
+    /// use jsonrpc_runtime::codec::{Frame, LineCodec};
+    /// use tokio_util::codec::Decoder;
+    ///
+    /// let mut codec = LineCodec::new().skip_blank_lines(true);
+    /// let mut input = BytesMut::from(&b"\n  \r\n{}\n"[..]);
+    /// assert_eq!(codec.decode(&mut input).unwrap(), Some(Frame::Message("{}".into())));
+    /// ```
+    pub fn skip_blank_lines(mut self, skip: bool) -> Self {
+        self.skip_blank = skip;
+        self
     }
 
     /// Returns the longest message this framer accepts, in bytes.
@@ -220,6 +244,10 @@ impl Decoder for LineCodec {
                         src.advance(newline + 1);
                         return Ok(Some(self.refusal()));
                     }
+                    if self.skip_blank && src[..len].iter().all(u8::is_ascii_whitespace) {
+                        src.advance(newline + 1);
+                        continue;
+                    }
                     let mut line = src.split_to(newline + 1).freeze();
                     line.truncate(len);
                     return Ok(Some(Frame::Message(line)));
@@ -255,7 +283,7 @@ impl Decoder for LineCodec {
         }
         // `decode` refuses anything longer, so what is left is within the cap.
         let len = len_without_cr(src);
-        if len == 0 {
+        if len == 0 || (self.skip_blank && src[..len].iter().all(u8::is_ascii_whitespace)) {
             // Nothing, or a lone `\r`: the torn end of a `\r\n`, not a line.
             src.clear();
             return Ok(None);

@@ -213,7 +213,7 @@ impl ChildProcess {
             let _ = child.start_kill();
             return Err(io::Error::other("the child's stdio pipes were not created"));
         };
-        let codec = config.framing.codec(config.max_frame_len);
+        let codec = config.codec();
 
         let shared = Arc::new(ChildShared {
             pid: child.id(),

@@ -15,7 +15,7 @@ use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::Transport;
-use crate::codec::Framing;
+use crate::codec::{Framing, FramingCodec};
 use crate::config::Config;
 
 type Reader = Pin<Box<dyn AsyncRead + Send>>;
@@ -55,7 +55,7 @@ impl Transport {
     ///
     /// Panics outside a tokio runtime with I/O enabled.
     pub fn stdio(config: &Config) -> io::Result<Transport> {
-        Transport::stdio_with(config.framing, config.max_frame_len)
+        stdio_framed(config.codec())
     }
 
     /// Standard input and output with an explicit framing and frame cap.
@@ -68,21 +68,22 @@ impl Transport {
     ///
     /// Panics outside a tokio runtime with I/O enabled.
     pub fn stdio_with(framing: Framing, max_frame_len: usize) -> io::Result<Transport> {
-        static OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if OPEN.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "stdio is already open as a transport in this process; open it once and \
-                 share the peer",
-            ));
-        }
-        let (read, write) = (stdin()?, stdout()?);
-        Ok(Transport::from_io(
-            read,
-            write,
-            framing.codec(max_frame_len),
-        ))
+        stdio_framed(framing.codec(max_frame_len))
     }
+}
+
+/// Stdin and stdout framed by `codec`, once per process.
+fn stdio_framed(codec: FramingCodec) -> io::Result<Transport> {
+    static OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if OPEN.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "stdio is already open as a transport in this process; open it once and \
+             share the peer",
+        ));
+    }
+    let (read, write) = (stdin()?, stdout()?);
+    Ok(Transport::from_io(read, write, codec))
 }
 
 #[cfg(unix)]

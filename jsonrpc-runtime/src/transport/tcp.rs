@@ -68,7 +68,7 @@ impl Transport {
             tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
         }
         let (read, write) = stream.into_split();
-        Transport::from_io(read, write, config.framing.codec(config.max_frame_len))
+        Transport::from_io(read, write, config.codec())
     }
 }
 

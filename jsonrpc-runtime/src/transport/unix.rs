@@ -72,7 +72,7 @@ impl Transport {
     /// ```
     pub fn unix(stream: UnixStream, config: &Config) -> Transport {
         let (read, write) = stream.into_split();
-        Transport::from_io(read, write, config.framing.codec(config.max_frame_len))
+        Transport::from_io(read, write, config.codec())
     }
 }
 
