@@ -390,3 +390,39 @@ async fn spawning_a_missing_program_fails_with_not_found() {
     .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
 }
+
+#[tokio::test]
+async fn stderr_lines_reach_a_callback_as_they_come_and_are_still_kept() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let each = {
+        let seen = seen.clone();
+        move |line: &str| seen.lock().unwrap().push(line.to_owned())
+    };
+    let command = sh("printf 'one\\ntwo\\r\\n' >&2; printf three >&2");
+    let mode = jsonrpc_runtime::transport::StderrMode::Lines(std::sync::Arc::new(each));
+    let (_transport, child) = ChildProcess::spawn_with(command, &Config::default(), mode)
+        .unwrap()
+        .into_parts();
+    let exit = tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
+        .await
+        .expect("the child exits")
+        .unwrap();
+    assert!(exit.status.success());
+    assert_eq!(*seen.lock().unwrap(), ["one", "two", "three"]);
+    assert_eq!(exit.stderr, "one\ntwo\r\nthree");
+    assert_eq!(exit.stderr_error, None);
+}
+
+#[tokio::test]
+async fn forwarded_stderr_is_still_kept_for_the_exit_report() {
+    let command = sh("echo forwarded >&2");
+    let mode = jsonrpc_runtime::transport::StderrMode::Forward;
+    let (_transport, child) = ChildProcess::spawn_with(command, &Config::default(), mode)
+        .unwrap()
+        .into_parts();
+    let exit = tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
+        .await
+        .expect("the child exits")
+        .unwrap();
+    assert_eq!(exit.stderr, "forwarded\n");
+}

@@ -31,7 +31,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use futures_sink::Sink;
 use futures_util::{SinkExt as _, StreamExt as _};
-use tokio::io::AsyncReadExt as _;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio_util::codec::{FramedRead, FramedWrite};
@@ -198,7 +198,42 @@ impl ChildProcess {
     /// # Panics
     ///
     /// Panics outside a tokio runtime.
-    pub fn spawn(mut command: Command, config: &Config) -> io::Result<ChildProcess> {
+    pub fn spawn(command: Command, config: &Config) -> io::Result<ChildProcess> {
+        ChildProcess::spawn_with(command, config, StderrMode::Keep)
+    }
+
+    /// Spawns `command` as [`spawn`](ChildProcess::spawn) does, doing
+    /// `stderr_mode` with its stderr as it comes (forwarding it to this
+    /// process's stderr, or handing each line to a callback) besides keeping
+    /// its first 64 KiB for [`ProcessExit`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::transport::StderrMode;
+    /// use jsonrpc_runtime::{ChildProcess, Config};
+    /// use tokio::process::Command;
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// // The server's logs show up as it writes them.
+    /// let child = ChildProcess::spawn_with(Command::new("my-server"), &Config::default(), StderrMode::Forward)?;
+    /// # drop(child);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](ChildProcess::spawn).
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime.
+    pub fn spawn_with(
+        mut command: Command,
+        config: &Config,
+        stderr_mode: StderrMode,
+    ) -> io::Result<ChildProcess> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -227,7 +262,7 @@ impl ChildProcess {
             kill: CancellationToken::new(),
         });
         let guard = Arc::new(KillGuard(shared.kill.clone()));
-        let drain = tokio::spawn(drain_stderr(stderr, shared.clone()));
+        let drain = tokio::spawn(drain_stderr(stderr, shared.clone(), stderr_mode));
         tokio::spawn(reap(child, shared.clone(), drain));
 
         let inbound = InboundHalf {
@@ -458,6 +493,44 @@ enum ExitState {
 struct Capture {
     bytes: Vec<u8>,
     truncated: bool,
+    /// Why reading stderr failed, if it did.
+    error: Option<String>,
+}
+
+/// What else happens to a child's stderr as it is read, besides keeping its
+/// first 64 KiB for [`ProcessExit`] (see [`ChildProcess::spawn_with`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use jsonrpc_runtime::transport::StderrMode;
+///
+/// // Each line of the child's log, to this process's tracing.
+/// let mode = StderrMode::Lines(Arc::new(|line: &str| eprintln!("[child] {line}")));
+/// # let _ = mode;
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum StderrMode {
+    /// Nothing else: the child's logs are seen when it exits. The default.
+    #[default]
+    Keep,
+    /// Copied to this process's stderr as it comes.
+    Forward,
+    /// Each line (without its `\n`, lossily decoded as UTF-8) handed to a
+    /// callback as it comes; a last line without `\n` when stderr ends.
+    Lines(Arc<dyn Fn(&str) + Send + Sync>),
+}
+
+impl fmt::Debug for StderrMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StderrMode::Keep => f.write_str("Keep"),
+            StderrMode::Forward => f.write_str("Forward"),
+            StderrMode::Lines(_) => f.write_str("Lines(..)"),
+        }
+    }
 }
 
 struct StdinSlot {
@@ -516,6 +589,7 @@ impl ChildShared {
                     status,
                     String::from_utf8_lossy(&capture.bytes).into_owned(),
                     capture.truncated,
+                    capture.error.clone(),
                 ))
             }
             ExitState::WaitFailed(message) => Err(io::Error::other(format!(
@@ -558,21 +632,53 @@ async fn reap(mut child: Child, shared: Arc<ChildShared>, drain: tokio::task::Jo
     }
 }
 
-async fn drain_stderr(mut stderr: ChildStderr, shared: Arc<ChildShared>) {
+async fn drain_stderr(mut stderr: ChildStderr, shared: Arc<ChildShared>, mode: StderrMode) {
     let mut buf = vec![0u8; 8 * 1024];
+    // The start of a line not ended yet, for `StderrMode::Lines`.
+    let mut partial = Vec::new();
+    let mut forward = tokio::io::stderr();
     loop {
-        match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let mut capture = lock(&shared.stderr);
-                let room = ProcessExit::STDERR_CAPTURE_LIMIT.saturating_sub(capture.bytes.len());
-                let keep = n.min(room);
-                capture.bytes.extend_from_slice(&buf[..keep]);
-                if keep < n {
-                    capture.truncated = true;
-                }
+        let n = match stderr.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the child process's stderr failed");
+                lock(&shared.stderr).error = Some(e.to_string());
+                break;
+            }
+        };
+        let read = &buf[..n];
+        {
+            let mut capture = lock(&shared.stderr);
+            let room = ProcessExit::STDERR_CAPTURE_LIMIT.saturating_sub(capture.bytes.len());
+            let keep = n.min(room);
+            capture.bytes.extend_from_slice(&read[..keep]);
+            if keep < n {
+                capture.truncated = true;
             }
         }
+        match &mode {
+            StderrMode::Keep => {}
+            StderrMode::Forward => {
+                // This process's stderr failing is no reason to stop
+                // draining the child's.
+                let _ = forward.write_all(read).await;
+            }
+            StderrMode::Lines(each) => {
+                partial.extend_from_slice(read);
+                let mut start = 0;
+                while let Some(end) = memchr::memchr(b'\n', &partial[start..]) {
+                    let line = &partial[start..start + end];
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    each(&String::from_utf8_lossy(line));
+                    start += end + 1;
+                }
+                partial.drain(..start);
+            }
+        }
+    }
+    if let (StderrMode::Lines(each), false) = (&mode, partial.is_empty()) {
+        each(&String::from_utf8_lossy(&partial));
     }
     shared.stderr_done.cancel();
 }

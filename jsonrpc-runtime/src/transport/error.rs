@@ -56,6 +56,9 @@ pub struct ProcessExit {
     pub stderr: String,
     /// Whether the child wrote more to stderr than was kept.
     pub stderr_truncated: bool,
+    /// Why reading the child's stderr failed, if it did (what was read up to
+    /// then is in [`stderr`](Self::stderr)).
+    pub stderr_error: Option<String>,
 }
 
 impl ProcessExit {
@@ -66,11 +69,13 @@ impl ProcessExit {
         status: std::process::ExitStatus,
         stderr: String,
         stderr_truncated: bool,
+        stderr_error: Option<String>,
     ) -> Self {
         ProcessExit {
             status,
             stderr,
             stderr_truncated,
+            stderr_error,
         }
     }
 }
@@ -78,6 +83,9 @@ impl ProcessExit {
 impl fmt::Display for ProcessExit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "the child process exited ({})", self.status)?;
+        if let Some(error) = &self.stderr_error {
+            write!(f, "; reading its stderr failed: {error}")?;
+        }
         let stderr = self.stderr.trim_end();
         if stderr.is_empty() {
             f.write_str(" and wrote nothing to stderr")

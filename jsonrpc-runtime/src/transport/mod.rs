@@ -44,7 +44,7 @@ mod unix;
 mod websocket;
 
 pub use self::accept::{Acceptor, PeerAddr};
-pub use self::child::{ChildHandle, ChildProcess};
+pub use self::child::{ChildHandle, ChildProcess, StderrMode};
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
 pub use self::tcp::TcpAcceptor;
 #[cfg(unix)]
