@@ -435,3 +435,38 @@ async fn mcp_preset_answers_ping_refuses_batches_and_null_ids_and_stays_usable()
         .await;
     assert_eq!(raw.recv().await["result"], json!({}));
 }
+
+#[tokio::test]
+async fn a_custom_progress_policy_travels_and_received_reports_must_increase() {
+    let policy = ProgressPolicy::new("progress", "task")
+        .value_inline()
+        .token_path(["meta", "task"])
+        .increasing("done");
+    let config = Config::default().progress(policy);
+    let router = Router::new().request("work", |p: Value, ctx: Context| async move {
+        // The token arrived where the policy puts it.
+        let token = ctx.progress_token().cloned().expect("a token");
+        assert_eq!(p["meta"]["task"], serde_json::to_value(&token).unwrap());
+        // Through the policy, a report that does not increase is refused.
+        ctx.progress(json!({"done": 2, "of": 3})).unwrap();
+        assert!(ctx.progress(json!({"done": 2})).is_err());
+        // Sent by hand, it reaches the caller, which drops it.
+        let by_hand = json!({"task": token, "done": 1});
+        ctx.peer().notify("progress", by_hand).await.unwrap();
+        ctx.progress(json!({"done": 3, "of": 3})).unwrap();
+        Ok::<_, ErrorObject>("done")
+    });
+    let (client, _server) = pair(config, router);
+    let mut call = client
+        .call_with_progress::<String, ErrorObject, Value>("work", json!({}), CallOptions::default())
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Some(report) = call.next_progress().await {
+        seen.push(report.unwrap());
+    }
+    assert_eq!(
+        seen,
+        [json!({"done": 2, "of": 3}), json!({"done": 3, "of": 3})]
+    );
+    assert_eq!(call.result().await.unwrap(), "done");
+}

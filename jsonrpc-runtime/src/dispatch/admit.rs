@@ -412,7 +412,11 @@ impl Reader {
         }
         if let Some(policy) = config.progress.as_ref().filter(|p| p.method == method) {
             if let Some((token, value)) = policy.parse(params) {
-                if shared.progress_subscriptions().deliver(&token, value) {
+                let increasing = policy.increasing.as_deref();
+                if shared
+                    .progress_subscriptions()
+                    .deliver(&token, value, increasing)
+                {
                     return true;
                 }
             }

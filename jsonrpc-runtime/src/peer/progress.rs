@@ -24,6 +24,8 @@ pub(crate) struct ProgressSubscriptions {
 struct Subscription {
     reports: Arc<Reports>,
     activity: Arc<Notify>,
+    /// The last value of the policy's increasing member, if it has one.
+    last: Option<f64>,
 }
 
 impl Drop for Subscription {
@@ -97,6 +99,7 @@ impl ProgressSubscriptions {
                     Subscription {
                         reports: reports.clone(),
                         activity: activity.clone(),
+                        last: None,
                     },
                 );
                 self.token_of_call.insert(call, token);
@@ -107,15 +110,29 @@ impl ProgressSubscriptions {
     }
 
     /// Hands a report to whoever waits for `token`; false if nobody does.
-    pub(crate) fn deliver(&self, token: &Id, value: Value) -> bool {
-        match self.by_token.get(token) {
-            Some(sub) => {
-                sub.reports.push(value);
-                sub.activity.notify_one();
-                true
+    /// Under a policy whose `increasing` member must grow, a report that
+    /// does not make it grow is dropped (and logged).
+    pub(crate) fn deliver(&mut self, token: &Id, value: Value, increasing: Option<&str>) -> bool {
+        let Some(sub) = self.by_token.get_mut(token) else {
+            return false;
+        };
+        if let Some(member) = increasing {
+            let now = value.get(member).and_then(Value::as_f64);
+            match (now, sub.last) {
+                (Some(now), Some(last)) if now <= last => {
+                    tracing::debug!(%token, member, now, last, "dropping a progress report that does not increase");
+                    return true;
+                }
+                (None, _) => {
+                    tracing::debug!(%token, member, "dropping a progress report without its increasing member");
+                    return true;
+                }
+                (Some(now), _) => sub.last = Some(now),
             }
-            None => false,
         }
+        sub.reports.push(value);
+        sub.activity.notify_one();
+        true
     }
 
     /// Ends `call`'s progress stream: its answer is in, so no report may
@@ -272,7 +289,7 @@ mod tests {
         let (reports, _activity) = subscriptions.subscribe(Some(token.clone()), Id::from(1));
         let total = ProgressCall::<(), ()>::MAX_UNREAD + 10;
         for n in 0..total {
-            assert!(subscriptions.deliver(&token, Value::from(n)));
+            assert!(subscriptions.deliver(&token, Value::from(n), None));
         }
         subscriptions.end_call(&Id::from(1));
         let mut seen = Vec::new();

@@ -185,6 +185,83 @@ impl ProgressPolicy {
         }
     }
 
+    /// Progress by the notification `method`, whose params carry the token
+    /// in `token_member` and the value in `"value"` (change that with
+    /// [`value_member`](Self::value_member) or
+    /// [`value_inline`](Self::value_inline)); requests carry their token in
+    /// a top-level `"progressToken"` member of their params (change that with
+    /// [`token_path`](Self::token_path)). No partial results and no order
+    /// is enforced until asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::policy::ProgressPolicy;
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// // `progress {"task": t, "done": n, "of": m}`, token in `meta.task`,
+    /// // `done` increasing both ways.
+    /// let policy = ProgressPolicy::new("progress", "task")
+    ///     .value_inline()
+    ///     .token_path(["meta", "task"])
+    ///     .increasing("done");
+    /// let config = Config::default().progress(policy);
+    /// # let _ = config;
+    /// ```
+    pub fn new(method: impl Into<Name>, token_member: impl Into<Name>) -> Self {
+        ProgressPolicy {
+            method: method.into(),
+            token_member: token_member.into(),
+            value_member: Some("value".into()),
+            token_path: vec!["progressToken".into()],
+            partial_path: None,
+            increasing: None,
+        }
+    }
+
+    /// The value travels under this member of the notification's params.
+    pub fn value_member(mut self, member: impl Into<Name>) -> Self {
+        self.value_member = Some(member.into());
+        self
+    }
+
+    /// The value's own members sit next to the token in the notification's
+    /// params (MCP's shape); a value must then be an object.
+    pub fn value_inline(mut self) -> Self {
+        self.value_member = None;
+        self
+    }
+
+    /// Where a request carries its progress token: a path of members from
+    /// the top of its params (created when sending).
+    pub fn token_path<I, S>(mut self, path: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Name>,
+    {
+        self.token_path = path.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Where a request carries its partial-result token, for protocols that
+    /// have partial results (LSP's `partialResultToken`).
+    pub fn partial_path<I, S>(mut self, path: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Name>,
+    {
+        self.partial_path = Some(path.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// `member` of each value must increase from one report to the next:
+    /// [`Context::progress`](crate::Context::progress) refuses a report that
+    /// does not, and a received one that does not is dropped.
+    pub fn increasing(mut self, member: impl Into<Name>) -> Self {
+        self.increasing = Some(member.into());
+        self
+    }
+
     /// MCP: `notifications/progress {"progressToken", "progress", "total"?,
     /// "message"?}`, token in `_meta.progressToken`, `progress` increasing.
     pub fn mcp() -> Self {
