@@ -302,7 +302,7 @@ mod tests {
             "the oldest ten were dropped, in order otherwise"
         );
         assert!(
-            !subscriptions.deliver(&token, Value::from(0)),
+            !subscriptions.deliver(&token, Value::from(0), None),
             "nobody waits any more"
         );
     }
