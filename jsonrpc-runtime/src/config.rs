@@ -52,8 +52,11 @@ pub struct Config {
     pub(crate) ping: Option<std::borrow::Cow<'static, str>>,
     pub(crate) outbound_budget: usize,
     pub(crate) extras: Extras,
+    pub(crate) extras_for: Option<ExtrasFn>,
     pub(crate) skip_blank_lines: bool,
 }
+
+type ExtrasFn = Arc<dyn Fn(&Id) -> Extras + Send + Sync>;
 
 /// The default [`Config::outbound_budget`]: 1 MiB.
 pub const DEFAULT_OUTBOUND_BUDGET: usize = 1024 * 1024;
@@ -77,6 +80,7 @@ impl Default for Config {
             ping: None,
             outbound_budget: DEFAULT_OUTBOUND_BUDGET,
             extras: Extras::new(),
+            extras_for: None,
             skip_blank_lines: false,
         }
     }
@@ -101,6 +105,7 @@ impl fmt::Debug for Config {
             .field("ping", &self.ping)
             .field("outbound_budget", &self.outbound_budget)
             .field("extras", &self.extras)
+            .field("extras_for", &self.extras_for.as_ref().map(|_| ".."))
             .field("skip_blank_lines", &self.skip_blank_lines)
             .finish()
     }
@@ -409,6 +414,50 @@ impl Config {
         }
         self.extras = extras;
         self
+    }
+
+    /// Top-level members computed for each outbound request from its id (a
+    /// trace id derived from the request, say), added to those of
+    /// [`extras`](Config::extras) (a computed member wins over a fixed one of
+    /// the same name); a call that gives its own with
+    /// [`CallOptions::extras`](crate::CallOptions::extras) uses only those.
+    /// A member the envelope owns makes the call fail with
+    /// [`CallError::InvalidParams`](crate::CallError::InvalidParams).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::message::Extras;
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default().extras_for(|id| {
+    ///     let mut extras = Extras::new();
+    ///     extras.insert("traceId".into(), format!("trace-{id}").into());
+    ///     extras
+    /// });
+    /// # let _ = config;
+    /// ```
+    pub fn extras_for(mut self, extras: impl Fn(&Id) -> Extras + Send + Sync + 'static) -> Self {
+        self.extras_for = Some(Arc::new(extras));
+        self
+    }
+
+    /// The extras of the outbound request `id`: the call's own, or the
+    /// config's fixed and computed ones.
+    pub(crate) fn request_extras<'a>(
+        &'a self,
+        id: &Id,
+        given: Option<&'a Extras>,
+    ) -> std::borrow::Cow<'a, Extras> {
+        match (given, &self.extras_for) {
+            (Some(given), _) => std::borrow::Cow::Borrowed(given),
+            (None, None) => std::borrow::Cow::Borrowed(&self.extras),
+            (None, Some(compute)) => {
+                let mut extras = self.extras.clone();
+                extras.extend(compute(id));
+                std::borrow::Cow::Owned(extras)
+            }
+        }
     }
 
     /// The classification rules in force.

@@ -589,3 +589,35 @@ fn call_and_close_futures_are_send() {
         assert_send(&Router::new().invoke("x", None, Context::detached(None)));
     });
 }
+
+#[tokio::test]
+async fn extras_can_be_fixed_per_connection_computed_per_request_or_given_per_call() {
+    let router = Router::new().request("extras", |(): (), ctx: Context| async move {
+        Ok::<_, ErrorObject>(json!(ctx.extras()))
+    });
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder().router(router).spawn(b);
+    let mut fixed = Extras::new();
+    fixed.insert("client".into(), "tests".into());
+    fixed.insert("traceId".into(), "fixed".into());
+    let config = Config::default().extras(fixed).extras_for(|id| {
+        let mut extras = Extras::new();
+        extras.insert("traceId".into(), format!("trace-{id}").into());
+        extras
+    });
+    let client = Peer::builder().config(config).spawn(a);
+    let out: Value = client.call("extras", ()).await.unwrap();
+    assert_eq!(out, json!({"client": "tests", "traceId": "trace-1"}));
+    let mut own = Extras::new();
+    own.insert("session".into(), "s1".into());
+    let out: Value = client.call("extras", ()).extras(own).await.unwrap();
+    assert_eq!(out, json!({"session": "s1"}));
+    let mut reserved = Extras::new();
+    reserved.insert("method".into(), "other".into());
+    let err = client
+        .call::<Value>("extras", ())
+        .extras(reserved)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::InvalidParams(_)), "{err:?}");
+}

@@ -207,10 +207,9 @@ where
             Some(&id),
             self.method,
             Some(&self.params),
-            self.options
-                .extras
-                .as_ref()
-                .unwrap_or(&shared.config.extras),
+            &shared
+                .config
+                .request_extras(&id, self.options.extras.as_ref()),
         );
         drop(self.params);
         let timeout = self
@@ -251,7 +250,7 @@ impl Shared {
             Some(id),
             method,
             Some(params),
-            options.extras.as_ref().unwrap_or(&self.config.extras),
+            &self.config.request_extras(id, options.extras.as_ref()),
         )
         .map_err(CallError::InvalidParams)?;
         let rx = self.register::<R, E>(id)?;

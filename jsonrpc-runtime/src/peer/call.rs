@@ -364,7 +364,7 @@ impl Peer {
             Some(&id),
             method,
             Some(&params),
-            options.extras.as_ref().unwrap_or(&shared.config.extras),
+            &shared.config.request_extras(&id, options.extras.as_ref()),
         )
         .map_err(CallError::InvalidParams)?;
         let rx = shared.register::<R, E>(&id)?;
