@@ -470,3 +470,27 @@ async fn a_custom_progress_policy_travels_and_received_reports_must_increase() {
     );
     assert_eq!(call.result().await.unwrap(), "done");
 }
+
+#[tokio::test]
+async fn a_cancellation_can_be_spelled_another_way() {
+    let policy = CancellationPolicy::new("abort", "target")
+        .shape(
+            |id, reason| json!({"target": {"request": id}, "why": reason}),
+            |params| serde_json::from_value(params["target"]["request"].clone()).ok(),
+        )
+        .answer_with(ErrorObject::new(-32800, "Request cancelled"));
+    let stopped = Arc::new(AtomicBool::new(false));
+    let mut raw = RawClient::start(
+        slow_router(stopped.clone()),
+        Config::default().cancellation(policy),
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"slow","params":[60000]}"#)
+        .await;
+    raw.send(
+        r#"{"jsonrpc":"2.0","method":"abort","params":{"target":{"request":1},"why":"user"}}"#,
+    )
+    .await;
+    let answer = raw.recv().await;
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    assert!(stopped.load(Ordering::SeqCst), "the handler was stopped");
+}

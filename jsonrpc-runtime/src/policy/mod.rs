@@ -16,6 +16,7 @@
 //! are served at all.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -53,6 +54,21 @@ pub struct CancellationPolicy {
     pub(crate) answer: Option<ErrorObject>,
     pub(crate) protected: Vec<Name>,
     pub(crate) abort_handler: bool,
+    pub(crate) shape: Option<CancelShape>,
+}
+
+/// A custom spelling of the cancellation's params (see
+/// [`CancellationPolicy::shape`]).
+#[derive(Clone)]
+pub(crate) struct CancelShape {
+    encode: Arc<dyn Fn(&Id, Option<&str>) -> Value + Send + Sync>,
+    decode: Arc<dyn Fn(&Value) -> Option<Id> + Send + Sync>,
+}
+
+impl std::fmt::Debug for CancelShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CancelShape(..)")
+    }
 }
 
 impl CancellationPolicy {
@@ -67,6 +83,7 @@ impl CancellationPolicy {
             answer: None,
             protected: Vec::new(),
             abort_handler: true,
+            shape: None,
         }
     }
 
@@ -126,6 +143,9 @@ impl CancellationPolicy {
 
     /// The params of a cancellation for `id`.
     pub(crate) fn params(&self, id: &Id, reason: Option<&str>) -> Value {
+        if let Some(shape) = &self.shape {
+            return (shape.encode)(id, reason);
+        }
         let mut params = serde_json::Map::new();
         params.insert(
             self.id_member.to_string(),
@@ -140,7 +160,42 @@ impl CancellationPolicy {
     /// The id a cancellation's params name.
     pub(crate) fn target(&self, params: Option<&serde_json::value::RawValue>) -> Option<Id> {
         let params: Value = serde_json::from_str(params?.get()).ok()?;
+        if let Some(shape) = &self.shape {
+            return (shape.decode)(&params);
+        }
         serde_json::from_value(params.get(&*self.id_member)?.clone()).ok()
+    }
+
+    /// Spells the cancellation's params another way, for protocols whose
+    /// cancellation is not `{id_member: id, reason_member?: reason}`:
+    /// `encode` builds the params from the request's id and the reason, and
+    /// `decode` finds the id in received params (`None`: not a cancellation
+    /// of anything known).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::policy::CancellationPolicy;
+    /// use jsonrpc_runtime::Id;
+    /// use serde_json::json;
+    ///
+    /// // `abort {"target": {"request": id}, "why": reason}`
+    /// let policy = CancellationPolicy::new("abort", "target").shape(
+    ///     |id, reason| json!({"target": {"request": id}, "why": reason}),
+    ///     |params| serde_json::from_value::<Id>(params["target"]["request"].clone()).ok(),
+    /// );
+    /// # let _ = policy;
+    /// ```
+    pub fn shape(
+        mut self,
+        encode: impl Fn(&Id, Option<&str>) -> Value + Send + Sync + 'static,
+        decode: impl Fn(&Value) -> Option<Id> + Send + Sync + 'static,
+    ) -> Self {
+        self.shape = Some(CancelShape {
+            encode: Arc::new(encode),
+            decode: Arc::new(decode),
+        });
+        self
     }
 }
 
@@ -434,6 +489,18 @@ mod tests {
             &Id::from(1)
         )
         .is_err());
+    }
+
+    #[test]
+    fn a_custom_cancellation_shape_both_ways() {
+        let policy = CancellationPolicy::new("abort", "unused").shape(
+            |id, reason| json!({"target": {"request": id}, "why": reason}),
+            |params| serde_json::from_value(params["target"]["request"].clone()).ok(),
+        );
+        let params = policy.params(&Id::from("r7"), Some("user"));
+        assert_eq!(params, json!({"target": {"request": "r7"}, "why": "user"}));
+        assert_eq!(policy.target(Some(&raw(params))), Some(Id::from("r7")));
+        assert_eq!(policy.target(Some(&raw(json!({"unused": 1})))), None);
     }
 
     #[test]
