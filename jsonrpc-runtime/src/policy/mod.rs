@@ -61,9 +61,12 @@ pub struct CancellationPolicy {
 /// [`CancellationPolicy::shape`]).
 #[derive(Clone)]
 pub(crate) struct CancelShape {
-    encode: Arc<dyn Fn(&Id, Option<&str>) -> Value + Send + Sync>,
-    decode: Arc<dyn Fn(&Value) -> Option<Id> + Send + Sync>,
+    encode: Arc<EncodeCancel>,
+    decode: Arc<DecodeCancel>,
 }
+
+type EncodeCancel = dyn Fn(&Id, Option<&str>) -> Value + Send + Sync;
+type DecodeCancel = dyn Fn(&Value) -> Option<Id> + Send + Sync;
 
 impl std::fmt::Debug for CancelShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -495,7 +498,11 @@ mod tests {
     fn a_custom_cancellation_shape_both_ways() {
         let policy = CancellationPolicy::new("abort", "unused").shape(
             |id, reason| json!({"target": {"request": id}, "why": reason}),
-            |params| serde_json::from_value(params["target"]["request"].clone()).ok(),
+            |params| {
+                serde_json::from_value::<Id>(params["target"]["request"].clone())
+                    .ok()
+                    .filter(|id| !id.is_null())
+            },
         );
         let params = policy.params(&Id::from("r7"), Some("user"));
         assert_eq!(params, json!({"target": {"request": "r7"}, "why": "user"}));
