@@ -337,6 +337,9 @@ pub(crate) struct ProgressSink {
     pub(crate) work: Option<Id>,
     pub(crate) partial: Option<Id>,
     state: std::sync::Mutex<SinkState>,
+    /// A test's record of the reports instead of the wire (see
+    /// [`TestContext`]).
+    record: Option<Record>,
 }
 
 #[derive(Debug, Default)]
@@ -353,6 +356,7 @@ impl ProgressSink {
             work,
             partial,
             state: std::sync::Mutex::new(SinkState::default()),
+            record: None,
         }
     }
 
@@ -364,6 +368,13 @@ impl ProgressSink {
         value: Value,
     ) -> Result<(), SendError> {
         let token = if partial { &self.partial } else { &self.work };
+        if let (Some(record), Some(_)) = (&self.record, token) {
+            record
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((partial, value));
+            return Ok(());
+        }
         let (Some(policy), Some(token)) = (&shared.config.progress, token) else {
             return Ok(());
         };
@@ -411,5 +422,136 @@ impl ProgressSink {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .finished = true;
+    }
+}
+
+/// Reports recorded by a [`TestContext`]: whether each is a partial result,
+/// and its value.
+type Record = Arc<std::sync::Mutex<Vec<(bool, Value)>>>;
+
+/// A [`Context`] for unit-testing a handler without a connection: an id, a
+/// method, extras, a cancellation the test fires, and the progress reports
+/// the handler made, to read back.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::context::TestContext;
+/// use jsonrpc_runtime::{Context, ErrorObject, Router};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let router = Router::new().request("count", |(n,): (u32,), ctx: Context| async move {
+///     for done in 1..=n {
+///         if ctx.cancellation().is_cancelled() {
+///             return Err(ErrorObject::new(-32800, "cancelled"));
+///         }
+///         ctx.progress(json!({"done": done})).ok();
+///     }
+///     Ok(n)
+/// });
+/// let test = TestContext::new().id(7).progress_token("t");
+/// let params = serde_json::value::to_raw_value(&json!([2])).unwrap();
+/// let out = router.invoke("count", Some(&params), test.context()).await.unwrap();
+/// assert_eq!(out.get(), "2");
+/// assert_eq!(test.progress(), [json!({"done": 1}), json!({"done": 2})]);
+///
+/// test.cancel();
+/// let err = router.invoke("count", Some(&params), test.context()).await.unwrap_err();
+/// assert_eq!(err.code.0, -32800);
+/// # });
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TestContext {
+    id: Option<Id>,
+    method: Option<Arc<str>>,
+    extras: Option<Extras>,
+    cancel: CancellationToken,
+    work: Option<Id>,
+    partial: Option<Id>,
+    reports: Record,
+}
+
+impl TestContext {
+    /// A context with no id (a notification's), no extras and no tokens.
+    pub fn new() -> Self {
+        TestContext::default()
+    }
+
+    /// The request's id.
+    pub fn id(mut self, id: impl Into<Id>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// The method name the handler sees (a route sets its own when invoked
+    /// through [`Router::invoke`](crate::Router::invoke)).
+    pub fn method(mut self, method: &str) -> Self {
+        self.method = Some(method.into());
+        self
+    }
+
+    /// Unknown top-level members of the envelope the handler sees.
+    pub fn extras(mut self, extras: Extras) -> Self {
+        self.extras = Some(extras);
+        self
+    }
+
+    /// The progress token the caller sent: the handler's
+    /// [`Context::progress`] reports are recorded for [`progress`](Self::progress).
+    pub fn progress_token(mut self, token: impl Into<Id>) -> Self {
+        self.work = Some(token.into());
+        self
+    }
+
+    /// The partial-result token the caller sent: the handler's
+    /// [`Context::partial_result`] reports are recorded for
+    /// [`partial_results`](Self::partial_results).
+    pub fn partial_result_token(mut self, token: impl Into<Id>) -> Self {
+        self.partial = Some(token.into());
+        self
+    }
+
+    /// A context to hand to a handler; every context made from this test
+    /// context shares its cancellation and its record of reports.
+    pub fn context(&self) -> Context {
+        let progress = (self.work.is_some() || self.partial.is_some()).then(|| {
+            let mut sink = ProgressSink::new(self.work.clone(), self.partial.clone());
+            sink.record = Some(self.reports.clone());
+            Arc::new(sink)
+        });
+        Context {
+            id: self.id.clone(),
+            method: self.method.clone().unwrap_or_else(|| Arc::from("")),
+            extras: self.extras.clone().map(Arc::new),
+            cancel: CancelToken::Own(self.cancel.clone()),
+            peer: Peer::detached(),
+            progress,
+        }
+    }
+
+    /// Cancels the request, as the other side would: the handler's
+    /// [`Context::cancellation`] fires.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The progress reports made so far, in order.
+    pub fn progress(&self) -> Vec<Value> {
+        self.recorded(false)
+    }
+
+    /// The partial results reported so far, in order.
+    pub fn partial_results(&self) -> Vec<Value> {
+        self.recorded(true)
+    }
+
+    fn recorded(&self, partial: bool) -> Vec<Value> {
+        let reports = self.reports.lock().unwrap_or_else(|p| p.into_inner());
+        reports
+            .iter()
+            .filter(|(p, _)| *p == partial)
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 }
