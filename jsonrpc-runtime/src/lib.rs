@@ -69,7 +69,7 @@ pub use self::error::{ErrorCode, ErrorObject, RpcError};
 pub use self::id::Id;
 pub use self::peer::{
     Call, CallError, CallFuture, CallOptions, CloseReason, Peer, PendingCall, ProgressCall,
-    SendError,
+    ProgressSubscription, SendError,
 };
 pub use self::router::{Reply, Router};
 pub use self::server::Server;

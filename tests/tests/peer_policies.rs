@@ -494,3 +494,30 @@ async fn a_cancellation_can_be_spelled_another_way() {
     assert_eq!(answer["error"]["code"], -32800, "{answer}");
     assert!(stopped.load(Ordering::SeqCst), "the handler was stopped");
 }
+
+#[tokio::test]
+async fn progress_on_a_token_the_other_side_made_is_received_until_dropped_or_closed() {
+    let config = lsp_without_lifecycle();
+    let (client, server) = pair(config, Router::new());
+    let token = jsonrpc_runtime::Id::from("indexing");
+    let mut reports = client.subscribe_progress::<Value>(token.clone()).unwrap();
+    assert!(
+        client.subscribe_progress::<Value>(token.clone()).is_err(),
+        "one subscription per token"
+    );
+    for step in 1..=2 {
+        let report = json!({"token": "indexing", "value": {"step": step}});
+        server.notify("$/progress", report).await.unwrap();
+    }
+    assert_eq!(reports.next().await.unwrap().unwrap(), json!({"step": 1}));
+    assert_eq!(reports.next().await.unwrap().unwrap(), json!({"step": 2}));
+    drop(reports);
+    // Dropped: the token is free again; a new subscription sees only what
+    // comes after it, and ends when the connection does.
+    let mut again = client.subscribe_progress::<Value>(token).unwrap();
+    server.close_now().await;
+    assert!(tokio::time::timeout(tests::ANSWER_TIMEOUT, again.next())
+        .await
+        .expect("the stream ends with the connection")
+        .is_none());
+}

@@ -207,8 +207,10 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
         End::Failed(e) => CloseReason::Transport(Arc::new(e)),
         End::Local => CloseReason::Local,
     });
-    // Nothing more will be read: no waiting call can be answered.
+    // Nothing more will be read: no waiting call can be answered, and no
+    // progress report will come.
     shared.pending.close(&reason);
+    shared.progress_subscriptions().end_all();
 
     // Answers already owed are still written: let running handlers finish,
     // unless (or until) this side asks to close.

@@ -44,8 +44,8 @@ pub(crate) use self::call::{ids_from, IdSource};
 pub use self::error::{CallError, CloseReason, SendError};
 pub(crate) use self::outbox::Outbox;
 pub(crate) use self::pending::{Outcome, PendingTable};
-pub use self::progress::ProgressCall;
 pub(crate) use self::progress::ProgressSubscriptions;
+pub use self::progress::{ProgressCall, ProgressSubscription};
 
 type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
 

@@ -142,6 +142,132 @@ impl ProgressSubscriptions {
             self.by_token.remove(&token);
         }
     }
+
+    /// Registers a stream for a token the other side made; false if someone
+    /// already waits for it.
+    fn subscribe_token(&mut self, token: &Id) -> Option<Arc<Reports>> {
+        if self.by_token.contains_key(token) {
+            return None;
+        }
+        let reports = Arc::new(Reports::default());
+        let subscription = Subscription {
+            reports: reports.clone(),
+            activity: Arc::new(Notify::new()),
+            last: None,
+        };
+        self.by_token.insert(token.clone(), subscription);
+        Some(reports)
+    }
+
+    fn unsubscribe_token(&mut self, token: &Id) {
+        self.by_token.remove(token);
+    }
+
+    /// The connection is over: every stream ends.
+    pub(crate) fn end_all(&mut self) {
+        self.by_token.clear();
+        self.token_of_call.clear();
+    }
+}
+
+/// Progress reports on a token the other side created (LSP's
+/// `window/workDoneProgress/create` from a server, say), as the connection's
+/// [`ProgressPolicy`](crate::policy::ProgressPolicy) spells them. Made by
+/// [`Peer::subscribe_progress`](crate::Peer::subscribe_progress); dropping it
+/// (or [`unsubscribe`](Self::unsubscribe)) stops the delivery, and later
+/// reports on the token are handled as unknown notifications.
+pub struct ProgressSubscription<P = Value> {
+    shared: Arc<Shared>,
+    token: Id,
+    reports: Arc<Reports>,
+    _values: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P> fmt::Debug for ProgressSubscription<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressSubscription")
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: serde::de::DeserializeOwned> ProgressSubscription<P> {
+    /// The token.
+    pub fn token(&self) -> &Id {
+        &self.token
+    }
+
+    /// The next report, decoded as `P`, in the order sent; `None` once the
+    /// connection has ended. At most [`ProgressCall::MAX_UNREAD`] wait
+    /// unread; past that the oldest is dropped.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a report is only taken when it is returned.
+    pub async fn next(&mut self) -> Option<Result<P, serde_json::Error>> {
+        self.reports.next().await.map(serde_json::from_value)
+    }
+
+    /// Stops the delivery now.
+    pub fn unsubscribe(self) {}
+}
+
+impl<P> Drop for ProgressSubscription<P> {
+    fn drop(&mut self) {
+        self.shared
+            .progress_subscriptions()
+            .unsubscribe_token(&self.token);
+    }
+}
+
+impl super::Peer {
+    /// Receives the progress reports the other side sends on `token`, a
+    /// token it created itself (LSP's `window/workDoneProgress/create`
+    /// request, which a client answers and then sees `$/progress` on), typed
+    /// as `P`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::policy::ProgressPolicy;
+    /// use jsonrpc_runtime::{Config, Id, Peer, Transport};
+    /// use serde_json::{json, Value};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let config = Config::default().progress(ProgressPolicy::lsp());
+    /// let (a, b) = Transport::pair(8);
+    /// let server = Peer::builder().config(config.clone()).spawn(b);
+    /// let client = Peer::builder().config(config).spawn(a);
+    ///
+    /// let mut reports = client.subscribe_progress::<Value>(Id::from("indexing")).unwrap();
+    /// let report = json!({"token": "indexing", "value": {"kind": "begin", "title": "Indexing"}});
+    /// server.notify("$/progress", report).await.unwrap();
+    /// assert_eq!(reports.next().await.unwrap().unwrap()["kind"], "begin");
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`] when the connection is closed, and
+    /// [`SendError::InvalidParams`] when the token is already subscribed to
+    /// (by another subscription or a call of this side's).
+    pub fn subscribe_progress<P>(&self, token: Id) -> Result<ProgressSubscription<P>, SendError> {
+        let shared = self.shared();
+        if shared.done.is_cancelled() {
+            return Err(SendError::Closed(shared.reason_or_local()));
+        }
+        let Some(reports) = shared.progress_subscriptions().subscribe_token(&token) else {
+            return Err(SendError::InvalidParams(serde::ser::Error::custom(
+                format!("progress on the token {token} is already received elsewhere"),
+            )));
+        };
+        Ok(ProgressSubscription {
+            shared: shared.clone(),
+            token,
+            reports,
+            _values: std::marker::PhantomData,
+        })
+    }
 }
 
 /// An outbound call with a progress token: progress values first, then the
