@@ -426,3 +426,21 @@ async fn forwarded_stderr_is_still_kept_for_the_exit_report() {
         .unwrap();
     assert_eq!(exit.stderr, "forwarded\n");
 }
+
+#[tokio::test]
+async fn a_child_that_closes_stdout_but_runs_on_is_killed_reaped_and_reported() {
+    let command = sh("exec 1>&-; echo closing stdout >&2; sleep 60");
+    let (transport, child) = ChildProcess::spawn(command, &Config::default())
+        .unwrap()
+        .into_parts();
+    let pid = child.id().unwrap();
+    let peer = Peer::spawn(transport);
+    let err = tokio::time::timeout(ANSWER_TIMEOUT, peer.call::<Value>("work", ()))
+        .await
+        .expect("the call fails well before the child would exit")
+        .unwrap_err();
+    let exit = process_exit(&err);
+    assert!(!exit.status.success(), "killed: {}", exit.status);
+    assert_eq!(exit.stderr, "closing stdout\n");
+    assert_reaped(pid).await;
+}

@@ -602,8 +602,17 @@ impl ChildShared {
 }
 
 /// The error to report when talking to the child failed: the child's exit
-/// when it has exited (within [`EXIT_WAIT`]), else `fallback`.
+/// when it has exited (within [`EXIT_WAIT`]); a child still running then is
+/// killed, reaped and reported the same way. `fallback` when no exit status
+/// can be had.
 async fn exit_error(shared: Arc<ChildShared>, fallback: TransportError) -> TransportError {
+    if let Ok(report) = tokio::time::timeout(EXIT_WAIT, shared.report()).await {
+        return report.map_or(fallback, TransportError::ProcessExited);
+    }
+    // Stdout is gone but the child runs on: nothing can reach it any more,
+    // so it is killed, reaped and reported like any other exit.
+    tracing::debug!("the child process closed stdout but kept running; killing it");
+    shared.kill.cancel();
     match tokio::time::timeout(EXIT_WAIT, shared.report()).await {
         Ok(Ok(exit)) => TransportError::ProcessExited(exit),
         Ok(Err(_)) | Err(_) => fallback,
