@@ -44,6 +44,14 @@ use self::encode::{write_call, write_error, write_result};
 
 /// Top-level members that are not part of the JSON-RPC envelope, such as a
 /// session id or a trace token.
+///
+/// Both dialects treat extras alike: on read, unknown members are kept (a
+/// handler sees them in [`Context::extras`](crate::Context::extras)) and
+/// never make a message invalid; on write, they follow the envelope's own
+/// members. A name the envelope owns (`jsonrpc`, `id`, `method`, `params`,
+/// `result`, `error`) can never be an extra: sending one is an error
+/// ([`SendError::InvalidParams`](crate::SendError::InvalidParams), or a
+/// panic in [`Config::extras`](crate::Config::extras)), not a silent drop.
 pub type Extras = serde_json::Map<String, serde_json::Value>;
 
 /// How envelopes are written and how strictly they are read.
