@@ -8,7 +8,9 @@ use std::time::Duration;
 use crate::codec::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
 use crate::error::ErrorObject;
 use crate::id::Id;
-use crate::message::{Batches, Dialect, Extras, NullId, NullParams, ParseOptions};
+use crate::message::{
+    Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Responses,
+};
 use crate::policy::{CancellationPolicy, Gate, Lifecycle, ProgressPolicy};
 
 type MethodFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -146,6 +148,17 @@ impl Config {
     /// (unless a route claims it). Unknown methods get -32601 and the session
     /// stays usable.
     ///
+    /// A line is classified by the MCP server's nine rules, which differ
+    /// from plain JSON-RPC 2.0 in three places: a null id is refused -32600
+    /// (id null) before any other rule, responses included
+    /// ([`NullId::RefuseAll`]); params must be an object, absent params
+    /// reach the handler as `{}`, and an array is -32602 for a request while
+    /// a notification runs with `{}` ([`ParamsShape::Object`]); and a message
+    /// with no `method` but a `result` or an `error` is the client's response
+    /// and is never answered, however malformed ([`Responses::NeverAnswered`]).
+    /// [`Config::mcp_client`] keeps the default for the last and refuses null
+    /// ids on requests only.
+    ///
     /// # Examples
     ///
     /// ```
@@ -158,8 +171,10 @@ impl Config {
         Config::default()
             .framing(Framing::NewlineDelimited)
             .batches(Batches::Refuse)
-            .null_id(NullId::Refuse)
+            .null_id(NullId::RefuseAll)
             .null_params(NullParams::Refuse)
+            .params_shape(ParamsShape::Object)
+            .responses(Responses::NeverAnswered)
             .cancellation(CancellationPolicy::mcp())
             .progress(ProgressPolicy::mcp())
             .lifecycle(Lifecycle::mcp())
@@ -202,6 +217,10 @@ impl Config {
             lifecycle: None,
             ..Config::mcp()
         }
+        // A server's error answer to an unreadable message carries a null
+        // id; a client takes it as a response (and answers no response).
+        .null_id(NullId::Refuse)
+        .responses(Responses::Checked)
     }
 
     /// A session lifecycle (handshake, shutdown, exit); default none.
@@ -232,6 +251,21 @@ impl Config {
     /// Serve or refuse requests with `"id": null` (default serve).
     pub fn null_id(mut self, null_id: NullId) -> Self {
         self.parse.null_id = null_id;
+        self
+    }
+
+    /// Objects and arrays as params, or objects only with `{}` for absent
+    /// params (default objects and arrays; [`Config::mcp`] takes objects
+    /// only).
+    pub fn params_shape(mut self, shape: ParamsShape) -> Self {
+        self.parse.params = shape;
+        self
+    }
+
+    /// Whether malformed responses are answered -32600 or never answered
+    /// (default answered; [`Config::mcp`] never answers them).
+    pub fn responses(mut self, responses: Responses) -> Self {
+        self.parse.responses = responses;
         self
     }
 

@@ -1241,3 +1241,134 @@ fn tricky_inputs_write_back_as_valid_json() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The MCP preset: the MCP server's nine rules (shared/seeds), where they
+// differ from plain JSON-RPC 2.0.
+
+fn mcp() -> ParseOptions {
+    jsonrpc_runtime::Config::mcp().parse_options()
+}
+
+/// What a line becomes under the MCP preset, in a word and a value.
+fn mcp_outcome(text: &str) -> (&'static str, Value) {
+    match single_with(text, mcp()) {
+        Message::Request(r) => (
+            "request",
+            json!({"id": r.id, "params": r.params.map(|p| serde_json::from_str::<Value>(p.get()).unwrap())}),
+        ),
+        Message::Notification(n) => (
+            "notification",
+            json!({"params": n.params.map(|p| serde_json::from_str::<Value>(p.get()).unwrap())}),
+        ),
+        Message::Response(r) => ("response", json!({"id": r.id})),
+        Message::Refused(r) => ("refused", json!({"id": r.id, "code": r.error.code.0})),
+        Message::Ignored(r) => ("ignored", json!({"id": r.id})),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn mcp_preset_follows_the_seed_rules_in_order() {
+    let table: &[(&str, &str, Value)] = &[
+        // Rule 8: params are objects, `{}` when absent.
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#,
+            "request",
+            json!({"id": 1, "params": {}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}"#,
+            "request",
+            json!({"id": 1, "params": {"a": 1}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
+            "refused",
+            json!({"id": 1, "code": -32602}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            "refused",
+            json!({"id": 1, "code": -32602}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#,
+            "refused",
+            json!({"id": 1, "code": -32602}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"n","params":[1]}"#,
+            "notification",
+            json!({"params": {}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"n","params":"x"}"#,
+            "notification",
+            json!({"params": {}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"n"}"#,
+            "notification",
+            json!({"params": {}}),
+        ),
+        // Rule 4 before 5-8: a null id is refused first, with id null.
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"m","params":[1]}"#,
+            "refused",
+            json!({"id": null, "code": -32600}),
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":null,"method":"m"}"#,
+            "refused",
+            json!({"id": null, "code": -32600}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"result":1}"#,
+            "refused",
+            json!({"id": null, "code": -32600}),
+        ),
+        // Rule 6: a client response is never answered, however malformed.
+        (
+            r#"{"jsonrpc":"2.0","id":1,"result":1}"#,
+            "response",
+            json!({"id": 1}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","result":1}"#,
+            "ignored",
+            json!({"id": null}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"result":1,"error":{"code":1,"message":"x"}}"#,
+            "ignored",
+            json!({"id": 2}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"error":"not an object"}"#,
+            "ignored",
+            json!({"id": 3}),
+        ),
+        // Neither a method nor a response: still refused.
+        (
+            r#"{"jsonrpc":"2.0","id":4}"#,
+            "refused",
+            json!({"id": 4, "code": -32600}),
+        ),
+    ];
+    for (text, kind, value) in table {
+        assert_eq!(mcp_outcome(text), (*kind, value.clone()), "{text}");
+    }
+}
+
+#[test]
+fn the_default_configuration_keeps_plain_json_rpc_rules() {
+    let array = single(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#);
+    assert!(
+        matches!(array, Message::Request(r) if r.params.as_deref().map(RawValue::get) == Some("[1]"))
+    );
+    let absent = single(r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#);
+    assert!(matches!(absent, Message::Request(r) if r.params.is_none()));
+    let no_id = single(r#"{"jsonrpc":"2.0","result":1}"#);
+    assert!(matches!(no_id, Message::Refused(r) if r.error.code == ErrorCode::INVALID_REQUEST));
+}

@@ -521,3 +521,36 @@ async fn progress_on_a_token_the_other_side_made_is_received_until_dropped_or_cl
         .expect("the stream ends with the connection")
         .is_none());
 }
+
+#[tokio::test]
+async fn under_the_mcp_preset_a_malformed_client_response_is_never_answered() {
+    let mut raw = RawClient::start(Router::new(), Config::mcp());
+    for line in [
+        r#"{"jsonrpc":"2.0","result":1}"#,
+        r#"{"jsonrpc":"2.0","id":9,"result":1,"error":{"code":1,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"error":"not an object"}"#,
+    ] {
+        raw.send(line).await;
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":null,"result":1}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+        .await;
+    // Only the null id (rule 4), the array params and the ping are answered.
+    let null_id = raw.recv().await;
+    assert_eq!(
+        (null_id["id"].clone(), null_id["error"]["code"].clone()),
+        (json!(null), json!(-32600))
+    );
+    let array = raw.recv().await;
+    assert_eq!(
+        (array["id"].clone(), array["error"]["code"].clone()),
+        (json!(1), json!(-32602))
+    );
+    assert_eq!(
+        raw.recv().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+    );
+    raw.expect_silence(Duration::from_millis(100)).await;
+}

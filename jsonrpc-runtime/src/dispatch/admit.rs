@@ -123,6 +123,12 @@ impl Reader {
                 self.complete(&id, Outcome::Invalid(error.clone()));
                 self.refuse(batch, &Id::NULL, &error);
             }
+            Classified::Ignored { id, error } => {
+                tracing::debug!(%error, "ignoring a malformed response");
+                if let Some(id) = id {
+                    self.complete(&id, Outcome::Invalid(error));
+                }
+            }
             Classified::Refused(refusal) => self.refuse(batch, &refusal.id, &refusal.error),
         }
     }

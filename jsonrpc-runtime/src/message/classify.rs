@@ -8,7 +8,9 @@ use serde_json::value::RawValue;
 
 use std::fmt;
 
-use super::{Batches, Dialect, Extras, NullId, NullParams, ParseOptions, Refusal};
+use super::{
+    Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
+};
 use crate::error::ErrorObject;
 use crate::id::Id;
 
@@ -61,6 +63,12 @@ pub(crate) enum Classified<'a> {
     /// and the sender is told with `error` (id null).
     BadResponse {
         id: Id,
+        error: ErrorObject,
+    },
+    /// A malformed response that is never answered (see
+    /// [`Responses::NeverAnswered`]); a call waiting on `id` fails.
+    Ignored {
+        id: Option<Id>,
         error: ErrorObject,
     },
     Refused(Refusal),
@@ -147,6 +155,12 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
             Err(e) => return refuse(Id::NULL, e),
         },
     };
+    if id.as_ref().is_some_and(Id::is_null) && options.null_id == NullId::RefuseAll {
+        return refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("the id must not be null"),
+        );
+    }
     let answer_id = || id.clone().unwrap_or(Id::NULL);
     // Rule 5: the version.
     match env.jsonrpc {
@@ -167,7 +181,7 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
     }
     // Rule 6: responses.
     let Some(method) = env.method else {
-        return match (env.result, env.error, id) {
+        let checked = match (env.result, env.error, id) {
             (Some(_), Some(_), id) => {
                 let error =
                     ErrorObject::invalid_request("a response has both `result` and `error`");
@@ -204,6 +218,21 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
                 },
             },
         };
+        if options.responses == Responses::Checked || (env.result.is_none() && env.error.is_none())
+        {
+            return checked;
+        }
+        return match checked {
+            Classified::BadResponse { id, error } => Classified::Ignored {
+                id: Some(id),
+                error,
+            },
+            Classified::Refused(refusal) => Classified::Ignored {
+                id: None,
+                error: refusal.error,
+            },
+            other => other,
+        };
     };
     // Rule 7: the method.
     let Some(method) = read_str(method) else {
@@ -213,6 +242,9 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
         );
     };
     // Rule 8: the params.
+    if options.params == ParamsShape::Object {
+        return object_params(env.params, id, method, env.extras, options);
+    }
     let params = match env.params {
         None => None,
         Some(raw) => match raw.get().as_bytes().first() {
@@ -252,6 +284,54 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
             method,
             params,
             extras: env.extras,
+        },
+    }
+}
+
+/// Rule 8 and 9 when params must be objects: `{}` when absent, an array or
+/// another value refused for a request and replaced by `{}` for a
+/// notification.
+fn object_params<'a>(
+    params: Option<&'a RawValue>,
+    id: Option<Id>,
+    method: Cow<'a, str>,
+    extras: RawExtras<'a>,
+    options: &ParseOptions,
+) -> Classified<'a> {
+    static EMPTY: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
+    let empty: &'static RawValue = EMPTY.get_or_init(|| {
+        RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    });
+    let params = match params {
+        None => empty,
+        Some(raw) if raw.get().starts_with('{') => raw,
+        Some(raw) => match &id {
+            Some(id) if !(raw.get() == "null" && options.null_params == NullParams::Absent) => {
+                return refuse(
+                    id.clone(),
+                    ErrorObject::invalid_params("`params` must be an object"),
+                );
+            }
+            _ => empty,
+        },
+    };
+    if id.as_ref().is_some_and(Id::is_null) && options.null_id != NullId::Serve {
+        return refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("the id must not be null"),
+        );
+    }
+    match id {
+        Some(id) => Classified::Request {
+            id,
+            method,
+            params: Some(params),
+            extras,
+        },
+        None => Classified::Notification {
+            method,
+            params: Some(params),
+            extras,
         },
     }
 }

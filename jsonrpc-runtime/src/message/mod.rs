@@ -25,6 +25,12 @@
 //!    to refuse it.
 //! 9. With an id: a request; without: a notification.
 //!
+//! [`ParseOptions`] adjust three rules for protocols that need it (the MCP
+//! preset sets all three): [`NullId::RefuseAll`] refuses a null id at rule 4,
+//! [`ParamsShape::Object`] takes object params only at rule 8 (`{}` when
+//! absent), and [`Responses::NeverAnswered`] never answers a malformed
+//! response at rule 6.
+//!
 //! Unknown top-level members are kept as the envelope's extras.
 
 use serde_json::value::RawValue;
@@ -77,6 +83,38 @@ pub enum NullId {
     Serve,
     /// Refuse it with -32600 (MCP forbids null ids).
     Refuse,
+    /// Refuse every message whose id is `null`, responses included, with
+    /// -32600 before any other rule looks at it: the MCP server's rule 4.
+    /// (Not for a client: a server's error answer to an unreadable message
+    /// rightly carries a null id.)
+    RefuseAll,
+}
+
+/// Which params a message may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ParamsShape {
+    /// An object or an array (JSON-RPC 2.0). The default.
+    #[default]
+    ObjectOrArray,
+    /// An object only, and `{}` when absent (MCP): an array is -32602 for a
+    /// request, and a notification runs with `{}`.
+    Object,
+}
+
+/// How a message that looks like a response (no `method`, but `result` or
+/// `error`) is treated when it is malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Responses {
+    /// A malformed response (no id, both members, an error that is not an
+    /// error object) is answered -32600. The default.
+    #[default]
+    Checked,
+    /// It is a response all the same and is never answered (an MCP server:
+    /// what a client sends without `method` is its response); a call waiting
+    /// for its id still fails.
+    NeverAnswered,
 }
 
 /// What to do with `"params": null` on a request.
@@ -124,6 +162,10 @@ pub struct ParseOptions {
     pub null_id: NullId,
     /// Read `"params": null` on a request as absent, or refuse it.
     pub null_params: NullParams,
+    /// Objects and arrays as params, or objects only.
+    pub params: ParamsShape,
+    /// Whether malformed responses are answered.
+    pub responses: Responses,
 }
 
 // ---------------------------------------------------------------------------
@@ -231,6 +273,10 @@ pub enum Message {
     Response(Response),
     /// A frame or element the classifier refused; answer with its error.
     Refused(Refusal),
+    /// A malformed response that is not answered
+    /// ([`Responses::NeverAnswered`]): why it is malformed, and the id it
+    /// named, if any.
+    Ignored(Refusal),
 }
 
 /// A parsed frame: one message, or a batch.
@@ -301,6 +347,10 @@ impl Message {
                 id: Id::NULL,
                 error,
             }),
+            Classified::Ignored { id, error } => Message::Ignored(Refusal {
+                id: id.unwrap_or(Id::NULL),
+                error,
+            }),
             Classified::Refused(r) => Message::Refused(r),
         }
     }
@@ -350,7 +400,9 @@ impl Message {
                 }
                 Err(error) => write_error(&mut out, dialect, &r.id, error, &own(&r.extras)),
             },
-            Message::Refused(r) => write_error(&mut out, dialect, &r.id, &r.error, &Extras::new()),
+            Message::Refused(r) | Message::Ignored(r) => {
+                write_error(&mut out, dialect, &r.id, &r.error, &Extras::new())
+            }
         }
         // Writing raw values, ids and strings into a Vec cannot fail.
         .unwrap_or_default();

@@ -97,7 +97,7 @@ impl Router {
                 return Some(message::error_response(dialect, &Id::NULL, &error));
             }
             // Nothing waits for answers here.
-            Classified::Response { .. } => return None,
+            Classified::Response { .. } | Classified::Ignored { .. } => return None,
         };
         let refuse = |error: ErrorObject| {
             id.as_ref()
