@@ -444,3 +444,86 @@ async fn a_child_that_closes_stdout_but_runs_on_is_killed_reaped_and_reported() 
     assert_eq!(exit.stderr, "closing stdout\n");
     assert_reaped(pid).await;
 }
+
+#[tokio::test]
+async fn a_raw_client_drives_the_wire_message_by_message() {
+    use jsonrpc_runtime::transport::RawClient;
+
+    let mut client = RawClient::spawn(spec_server(), &Config::default()).unwrap();
+    let first = client.send_request("subtract", [42, 23]).await.unwrap();
+    let second = client
+        .send_request("subtract", json!({"minuend": 1, "subtrahend": 1}))
+        .await
+        .unwrap();
+    assert_eq!((first.clone(), second.clone()), (Id::from(1), Id::from(2)));
+    client.send_notification("update", [1, 2]).await.unwrap();
+    // The server calls back: `test/roundtrip` asks the client `test/ask`.
+    let third = client
+        .send_request("test/roundtrip", json!({"n": 1}))
+        .await
+        .unwrap();
+    let mut results = std::collections::HashMap::new();
+    while results.len() < 3 {
+        let message = tokio::time::timeout(ANSWER_TIMEOUT, client.next())
+            .await
+            .expect("the server answers")
+            .expect("the stream is open")
+            .unwrap();
+        match message {
+            Message::Response(response) => {
+                let outcome = response.outcome.map(|raw| raw.get().to_owned());
+                results.insert(response.id, outcome);
+            }
+            Message::Request(request) => {
+                assert_eq!(request.method, "test/ask");
+                client
+                    .respond(request.id, json!("from the raw client"))
+                    .await
+                    .unwrap();
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(results[&first].as_deref().unwrap(), "19");
+    assert_eq!(results[&second].as_deref().unwrap(), "0");
+    assert!(results[&third]
+        .as_ref()
+        .unwrap()
+        .contains("from the raw client"));
+    // An unknown method is an error answer; the stream stays aligned.
+    let fourth = client.send_request("nope", ()).await.unwrap();
+    match client.next().await.unwrap().unwrap() {
+        Message::Response(r) => {
+            assert_eq!(r.id, fourth);
+            assert_eq!(r.outcome.unwrap_err().code.0, -32601);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let exit = client.shutdown(Duration::from_secs(5)).await.unwrap();
+    assert!(exit.status.success(), "{exit}");
+}
+
+#[tokio::test]
+async fn a_raw_client_reports_bad_lines_and_reads_on() {
+    use jsonrpc_runtime::transport::{RawClient, RawError};
+
+    let long = "x".repeat(64);
+    let script =
+        format!("printf 'not json\\n{long}\\n{{\"jsonrpc\":\"2.0\",\"method\":\"note\"}}\\n'");
+    let config = Config::default().max_frame_len(48);
+    let mut client = RawClient::spawn(sh(&script), &config).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let next = tokio::time::timeout(ANSWER_TIMEOUT, client.next()).await;
+        seen.push(next.expect("in time").expect("the stream is open"));
+    }
+    assert!(
+        matches!(&seen[0], Err(RawError::Malformed(r)) if r.error.code.0 == -32700),
+        "{seen:?}"
+    );
+    assert!(matches!(&seen[1], Err(RawError::Refused(_))), "{seen:?}");
+    assert!(
+        matches!(&seen[2], Ok(Message::Notification(n)) if n.method == "note"),
+        "{seen:?}"
+    );
+}

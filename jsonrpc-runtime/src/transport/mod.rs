@@ -36,6 +36,7 @@ mod accept;
 mod child;
 mod error;
 mod memory;
+mod raw;
 mod stdio;
 mod tcp;
 #[cfg(unix)]
@@ -46,6 +47,7 @@ mod websocket;
 pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
+pub use self::raw::{RawClient, RawError, RawSendError};
 pub use self::tcp::TcpAcceptor;
 #[cfg(unix)]
 #[cfg_attr(docsrs, doc(cfg(unix)))]
