@@ -242,10 +242,13 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
         );
     };
     // Rule 8: the params.
-    if options.params == ParamsShape::Object {
-        return object_params(env.params, id, method, env.extras, options);
-    }
     let params = match env.params {
+        _ if options.params == ParamsShape::Object => {
+            match object_params(env.params, id.as_ref(), options) {
+                Ok(params) => Some(params),
+                Err(refusal) => return refusal,
+            }
+        }
         None => None,
         Some(raw) => match raw.get().as_bytes().first() {
             Some(b'{' | b'[') => Some(raw),
@@ -267,7 +270,8 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
     };
     // Rule 9. A null id is refused here, on requests only: an error
     // response must carry a null id when the request's could not be read.
-    if id.as_ref().is_some_and(Id::is_null) && options.null_id == NullId::Refuse {
+    // (`NullId::RefuseAll` refused it at rule 4 already.)
+    if id.as_ref().is_some_and(Id::is_null) && options.null_id != NullId::Serve {
         return refuse(
             Id::NULL,
             ErrorObject::invalid_request("the id must not be null"),
@@ -288,50 +292,29 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
     }
 }
 
-/// Rule 8 and 9 when params must be objects: `{}` when absent, an array or
+/// Rule 8 when params must be objects: `{}` when absent, an array or
 /// another value refused for a request and replaced by `{}` for a
 /// notification.
 fn object_params<'a>(
     params: Option<&'a RawValue>,
-    id: Option<Id>,
-    method: Cow<'a, str>,
-    extras: RawExtras<'a>,
+    id: Option<&Id>,
     options: &ParseOptions,
-) -> Classified<'a> {
+) -> Result<&'a RawValue, Classified<'a>> {
     static EMPTY: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
     let empty: &'static RawValue = EMPTY.get_or_init(|| {
         RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
     });
-    let params = match params {
-        None => empty,
-        Some(raw) if raw.get().starts_with('{') => raw,
-        Some(raw) => match &id {
+    match params {
+        None => Ok(empty),
+        Some(raw) if raw.get().starts_with('{') => Ok(raw),
+        Some(raw) => match id {
             Some(id) if !(raw.get() == "null" && options.null_params == NullParams::Absent) => {
-                return refuse(
+                Err(refuse(
                     id.clone(),
                     ErrorObject::invalid_params("`params` must be an object"),
-                );
+                ))
             }
-            _ => empty,
-        },
-    };
-    if id.as_ref().is_some_and(Id::is_null) && options.null_id != NullId::Serve {
-        return refuse(
-            Id::NULL,
-            ErrorObject::invalid_request("the id must not be null"),
-        );
-    }
-    match id {
-        Some(id) => Classified::Request {
-            id,
-            method,
-            params: Some(params),
-            extras,
-        },
-        None => Classified::Notification {
-            method,
-            params: Some(params),
-            extras,
+            _ => Ok(empty),
         },
     }
 }
