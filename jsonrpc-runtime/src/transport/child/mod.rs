@@ -31,12 +31,17 @@ use bytes::Bytes;
 use futures_core::Stream;
 use futures_sink::Sink;
 use futures_util::{SinkExt as _, StreamExt as _};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
+mod exit;
+mod stderr;
+
+use self::exit::{exit_error, reap};
+pub use self::stderr::StderrMode;
+use self::stderr::{drain_stderr, Capture};
 use super::Transport;
 use super::{ProcessExit, TransportError};
 use crate::codec::{Frame, FramingCodec, FramingError};
@@ -489,50 +494,6 @@ enum ExitState {
     WaitFailed(String),
 }
 
-#[derive(Default)]
-struct Capture {
-    bytes: Vec<u8>,
-    truncated: bool,
-    /// Why reading stderr failed, if it did.
-    error: Option<String>,
-}
-
-/// What else happens to a child's stderr as it is read, besides keeping its
-/// first 64 KiB for [`ProcessExit`] (see [`ChildProcess::spawn_with`]).
-///
-/// # Examples
-///
-/// ```
-/// use std::sync::Arc;
-/// use jsonrpc_runtime::transport::StderrMode;
-///
-/// // Each line of the child's log, to this process's tracing.
-/// let mode = StderrMode::Lines(Arc::new(|line: &str| eprintln!("[child] {line}")));
-/// # let _ = mode;
-/// ```
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum StderrMode {
-    /// Nothing else: the child's logs are seen when it exits. The default.
-    #[default]
-    Keep,
-    /// Copied to this process's stderr as it comes.
-    Forward,
-    /// Each line (without its `\n`, lossily decoded as UTF-8) handed to a
-    /// callback as it comes; a last line without `\n` when stderr ends.
-    Lines(Arc<dyn Fn(&str) + Send + Sync>),
-}
-
-impl fmt::Debug for StderrMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StderrMode::Keep => f.write_str("Keep"),
-            StderrMode::Forward => f.write_str("Forward"),
-            StderrMode::Lines(_) => f.write_str("Lines(..)"),
-        }
-    }
-}
-
 struct StdinSlot {
     writer: Option<FramedWrite<ChildStdin, FramingCodec>>,
     /// The writer task waiting on a full pipe, woken if stdin is closed
@@ -599,97 +560,6 @@ impl ChildShared {
             ExitState::Running => Err(io::Error::other("the child process is still running")),
         }
     }
-}
-
-/// The error to report when talking to the child failed: the child's exit
-/// when it has exited (within [`EXIT_WAIT`]); a child still running then is
-/// killed, reaped and reported the same way. `fallback` when no exit status
-/// can be had.
-async fn exit_error(shared: Arc<ChildShared>, fallback: TransportError) -> TransportError {
-    if let Ok(report) = tokio::time::timeout(EXIT_WAIT, shared.report()).await {
-        return report.map_or(fallback, TransportError::ProcessExited);
-    }
-    // Stdout is gone but the child runs on: nothing can reach it any more,
-    // so it is killed, reaped and reported like any other exit.
-    tracing::debug!("the child process closed stdout but kept running; killing it");
-    shared.kill.cancel();
-    match tokio::time::timeout(EXIT_WAIT, shared.report()).await {
-        Ok(Ok(exit)) => TransportError::ProcessExited(exit),
-        Ok(Err(_)) | Err(_) => fallback,
-    }
-}
-
-async fn reap(mut child: Child, shared: Arc<ChildShared>, drain: tokio::task::JoinHandle<()>) {
-    let status = tokio::select! {
-        status = child.wait() => status,
-        () = shared.kill.cancelled() => {
-            let _ = child.start_kill();
-            child.wait().await
-        }
-    };
-    shared.exit.send_replace(match status {
-        Ok(status) => ExitState::Exited(status),
-        Err(e) => ExitState::WaitFailed(e.to_string()),
-    });
-    // A grandchild may hold stderr open; do not let the drain outlive the
-    // child by more than the report waits for.
-    if tokio::time::timeout(STDERR_WAIT, shared.stderr_done.cancelled())
-        .await
-        .is_err()
-    {
-        drain.abort();
-    }
-}
-
-async fn drain_stderr(mut stderr: ChildStderr, shared: Arc<ChildShared>, mode: StderrMode) {
-    let mut buf = vec![0u8; 8 * 1024];
-    // The start of a line not ended yet, for `StderrMode::Lines`.
-    let mut partial = Vec::new();
-    let mut forward = tokio::io::stderr();
-    loop {
-        let n = match stderr.read(&mut buf).await {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the child process's stderr failed");
-                lock(&shared.stderr).error = Some(e.to_string());
-                break;
-            }
-        };
-        let read = &buf[..n];
-        {
-            let mut capture = lock(&shared.stderr);
-            let room = ProcessExit::STDERR_CAPTURE_LIMIT.saturating_sub(capture.bytes.len());
-            let keep = n.min(room);
-            capture.bytes.extend_from_slice(&read[..keep]);
-            if keep < n {
-                capture.truncated = true;
-            }
-        }
-        match &mode {
-            StderrMode::Keep => {}
-            StderrMode::Forward => {
-                // This process's stderr failing is no reason to stop
-                // draining the child's.
-                let _ = forward.write_all(read).await;
-            }
-            StderrMode::Lines(each) => {
-                partial.extend_from_slice(read);
-                let mut start = 0;
-                while let Some(end) = memchr::memchr(b'\n', &partial[start..]) {
-                    let line = &partial[start..start + end];
-                    let line = line.strip_suffix(b"\r").unwrap_or(line);
-                    each(&String::from_utf8_lossy(line));
-                    start += end + 1;
-                }
-                partial.drain(..start);
-            }
-        }
-    }
-    if let (StderrMode::Lines(each), false) = (&mode, partial.is_empty()) {
-        each(&String::from_utf8_lossy(&partial));
-    }
-    shared.stderr_done.cancel();
 }
 
 enum ReadState {
