@@ -132,6 +132,22 @@ fn early_stopper(started: Arc<Notify>) -> Router {
         })
 }
 
+/// Starts `work` under `policy` and sends `cancel` once it runs.
+async fn start_then_cancel(policy: CancellationPolicy, cancel: &str) -> RawClient {
+    let started = Arc::new(Notify::new());
+    let config = Config::default().cancellation(policy);
+    let mut raw = RawClient::start(early_stopper(started.clone()), config);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"work"}"#)
+        .await;
+    started.notified().await;
+    raw.send(cancel).await;
+    raw
+}
+
+const LSP_CANCEL: &str = r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#;
+const MCP_CANCEL: &str =
+    r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+
 #[tokio::test]
 async fn a_cancelled_lsp_request_is_answered_request_cancelled_whatever_its_handler_returns() {
     for policy in [
@@ -141,14 +157,7 @@ async fn a_cancelled_lsp_request_is_answered_request_cancelled_whatever_its_hand
         CancellationPolicy::new("$/cancelRequest", "id")
             .answer_with(ErrorObject::new(-32800, "Request cancelled")),
     ] {
-        let started = Arc::new(Notify::new());
-        let config = Config::default().cancellation(policy);
-        let mut raw = RawClient::start(early_stopper(started.clone()), config);
-        raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"work"}"#)
-            .await;
-        started.notified().await;
-        raw.send(r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
-            .await;
+        let mut raw = start_then_cancel(policy, LSP_CANCEL).await;
         let answer = raw.recv().await;
         assert_eq!(answer["id"], 1);
         assert_eq!(answer["error"]["code"], -32800, "{answer}");
@@ -159,14 +168,7 @@ async fn a_cancelled_lsp_request_is_answered_request_cancelled_whatever_its_hand
 /// Starts `work`, cancels it the MCP way once it runs, then calls `fast`:
 /// the only answer must be `fast`'s.
 async fn mcp_cancel_gets_no_answer(policy: CancellationPolicy) {
-    let started = Arc::new(Notify::new());
-    let config = Config::default().cancellation(policy);
-    let mut raw = RawClient::start(early_stopper(started.clone()), config);
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"work"}"#)
-        .await;
-    started.notified().await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
-        .await;
+    let mut raw = start_then_cancel(policy, MCP_CANCEL).await;
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"fast"}"#)
         .await;
     let answer = raw.recv().await;
@@ -181,14 +183,7 @@ async fn a_cancelled_mcp_request_gets_no_answer_even_when_its_handler_returns() 
 
 #[tokio::test]
 async fn keep_running_lets_the_handlers_answer_through_where_the_protocol_allows_one() {
-    let started = Arc::new(Notify::new());
-    let config = Config::default().cancellation(CancellationPolicy::lsp().keep_running());
-    let mut raw = RawClient::start(early_stopper(started.clone()), config);
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"work"}"#)
-        .await;
-    started.notified().await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
-        .await;
+    let mut raw = start_then_cancel(CancellationPolicy::lsp().keep_running(), LSP_CANCEL).await;
     assert_eq!(raw.recv().await["result"], "stopped at step 7");
     // MCP allows no answer after a cancellation, running on or not.
     mcp_cancel_gets_no_answer(CancellationPolicy::mcp().keep_running()).await;
