@@ -1,7 +1,7 @@
 //! The client side: `<Trait>Client`, a typed stub over a peer handle.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::{MethodGen, ServiceGen};
 use crate::attr::Kind;
@@ -19,7 +19,7 @@ impl ServiceGen<'_> {
             (quote!(), quote!())
         } else {
             (
-                quote!(__marker: #marker_ty,),
+                quote!(pub(super) __marker: #marker_ty,),
                 quote!(__marker: ::core::marker::PhantomData,),
             )
         };
@@ -29,35 +29,44 @@ impl ServiceGen<'_> {
         );
         let methods = self.methods.iter().map(|m| self.client_method(m));
         let where_clause = (!bounds.is_empty()).then(|| quote!(where #(#bounds,)*));
-        let definition = quote! {
-            #vis struct #client #generics {
-                __peer: ::jsonrpc_runtime::Peer,
-                #marker_field
-            }
-        };
+        // The struct lives in a module of its own and is re-exported; the
+        // impls name it through the module, so a user's type of the same
+        // name is one error at the re-export (E0255), not one more for every
+        // generated field access that would resolve to the user's type.
+        let module = format_ident!("__rpc_client_of_{}", trait_ident);
+        let path = quote!(#module::#client);
         quote! {
-            #[doc = #doc]
-            #definition
+            #[doc(hidden)]
+            #[allow(non_snake_case)]
+            mod #module {
+                #[doc = #doc]
+                pub struct #client #generics {
+                    pub(super) __peer: ::jsonrpc_runtime::Peer,
+                    #marker_field
+                }
+            }
+            #[allow(unused_imports)]
+            #vis use #path;
 
             #[automatically_derived]
-            impl #generics ::core::clone::Clone for #client #generics {
+            impl #generics ::core::clone::Clone for #path #generics {
                 fn clone(&self) -> Self {
-                    #client { __peer: ::core::clone::Clone::clone(&self.__peer), #marker_init }
+                    #path { __peer: ::core::clone::Clone::clone(&self.__peer), #marker_init }
                 }
             }
 
             #[automatically_derived]
-            impl #generics ::core::fmt::Debug for #client #generics {
+            impl #generics ::core::fmt::Debug for #path #generics {
                 fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                     __f.debug_struct(::core::stringify!(#client)).field("peer", &self.__peer).finish()
                 }
             }
 
             #[automatically_derived]
-            impl #generics #client #generics #where_clause {
+            impl #generics #path #generics #where_clause {
                 /// A client calling the other side of `peer`.
                 #vis fn new(peer: ::jsonrpc_runtime::Peer) -> Self {
-                    #client { __peer: peer, #marker_init }
+                    #path { __peer: peer, #marker_init }
                 }
 
                 /// The peer handle the client calls through.

@@ -1,0 +1,11 @@
+use jsonrpc_runtime::rpc;
+
+#[rpc]
+trait Calculator {
+    #[rpc(request = "add")]
+    async fn add(&self, a: i64, b: i64) -> i64;
+}
+
+struct CalculatorClient;
+
+fn main() {}
