@@ -248,6 +248,25 @@ impl Config {
         self
     }
 
+    /// The most elements a batch may hold (default
+    /// [`DEFAULT_MAX_BATCH_LEN`](crate::message::DEFAULT_MAX_BATCH_LEN),
+    /// 1,000). A longer batch is answered with one -32600 error and none of
+    /// its elements runs; its answers, however many, are also bounded by the
+    /// [outbound budget](Config::outbound_budget).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default().max_batch_len(100);
+    /// assert_eq!(config.parse_options().max_batch_len, 100);
+    /// ```
+    pub fn max_batch_len(mut self, len: usize) -> Self {
+        self.parse.max_batch_len = len;
+        self
+    }
+
     /// Serve or refuse requests with `"id": null` (default serve).
     pub fn null_id(mut self, null_id: NullId) -> Self {
         self.parse.null_id = null_id;

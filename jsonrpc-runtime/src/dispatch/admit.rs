@@ -53,21 +53,19 @@ impl Reader {
         (reader, worker)
     }
 
-    /// Sends an answer the reader built itself.
-    fn answer(&self, batch: Batch<'_>, body: Bytes) {
-        match batch {
-            Some(batch) => batch.add(body),
-            None => {
-                if self.connection.shared.send_now(body).is_err() {
-                    tracing::debug!("dropping an answer: the connection is closed");
-                }
-            }
+    /// Sends an answer (or a batch's array) the reader built itself.
+    fn send(&self, body: Bytes) {
+        if self.connection.shared.send_now(body).is_err() {
+            tracing::debug!("dropping an answer: the connection is closed");
         }
     }
 
     fn refuse(&self, batch: Batch<'_>, id: &Id, error: &ErrorObject) {
         let body = message::error_response(self.connection.shared.dialect, id, error);
-        self.answer(batch, body);
+        match batch {
+            Some(batch) => batch.add(id, body),
+            None => self.send(body),
+        }
     }
 
     pub(super) async fn on_frame(&mut self, frame: Frame) {
@@ -88,12 +86,19 @@ impl Reader {
         match message::classify_frame(text, &parse) {
             ClassifiedFrame::Single(m) => self.on_message(m, None).await,
             ClassifiedFrame::Batch(messages) => {
-                let batch = Arc::new(BatchAnswers::default());
+                let shared = &self.connection.shared;
+                let batch = Arc::new(BatchAnswers::new(
+                    shared.config.outbound_budget,
+                    shared.dialect,
+                ));
                 for m in messages {
                     self.on_message(m, Some(&batch)).await;
+                    // Other connections on this thread get their turn during
+                    // a long batch.
+                    tokio::task::consume_budget().await;
                 }
                 if let Some(array) = batch.release(None) {
-                    self.answer(None, array);
+                    self.send(array);
                 }
             }
         }
@@ -320,11 +325,11 @@ impl Reader {
             shared.idle.notify_one();
             match batch {
                 Some(batch) => {
-                    if let Some(array) = batch.release(Some(body)) {
-                        self.answer(None, array);
+                    if let Some(array) = batch.release(Some((&task.job.id, body))) {
+                        self.send(array);
                     }
                 }
-                None => self.answer(None, body),
+                None => self.send(body),
             }
         }
     }

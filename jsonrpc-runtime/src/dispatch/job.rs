@@ -162,7 +162,7 @@ impl Runner for Connection {
         self.answered(&task.method, answer.as_ref().is_some_and(|a| a.success));
         let body = answer.map(|a| a.body);
         let body = match &task.ticket.batch {
-            Some(batch) => batch.release(body),
+            Some(batch) => batch.release(body.map(|body| (&task.id, body))),
             None => body,
         };
         let Some(body) = body else {

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -103,7 +103,12 @@ impl RawExtras<'_> {
 
 /// Classifies one frame's text.
 pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
-    let top: Top<'a> = match serde_json::from_str(text) {
+    // A refused batch's elements are only skipped, never read.
+    let cap = match options.batches {
+        Batches::Accept => options.max_batch_len,
+        Batches::Refuse => 0,
+    };
+    let top = match read_top(text, cap) {
         Ok(top) => top,
         Err(e) => return ClassifiedFrame::Single(refuse(Id::NULL, ErrorObject::parse_error(e))),
     };
@@ -113,9 +118,18 @@ pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> Class
             Id::NULL,
             ErrorObject::invalid_request("a message must be a JSON object"),
         )),
-        Top::Batch(_) if options.batches == Batches::Refuse => ClassifiedFrame::Single(refuse(
+        Top::Batch(_) | Top::OverCap(_) if options.batches == Batches::Refuse => {
+            ClassifiedFrame::Single(refuse(
+                Id::NULL,
+                ErrorObject::invalid_request("batches are not accepted"),
+            ))
+        }
+        Top::OverCap(len) => ClassifiedFrame::Single(refuse(
             Id::NULL,
-            ErrorObject::invalid_request("batches are not accepted"),
+            ErrorObject::invalid_request(format!(
+                "a batch of {len} elements is over the limit of {}",
+                options.max_batch_len
+            )),
         )),
         Top::Batch(elements) if elements.is_empty() => ClassifiedFrame::Single(refuse(
             Id::NULL,
@@ -359,7 +373,22 @@ struct Envelope<'a> {
 enum Top<'a> {
     Object(Envelope<'a>),
     Batch(Vec<Element<'a>>),
+    /// A batch longer than the cap, skipped after the cap: its length.
+    OverCap(usize),
     Other,
+}
+
+/// Reads a frame's top level, keeping at most `cap` batch elements.
+fn read_top(text: &str, cap: usize) -> serde_json::Result<Top<'_>> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let top = TopSeed { cap }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(top)
+}
+
+/// The top level, with the batch cap.
+struct TopSeed {
+    cap: usize,
 }
 
 enum Element<'a> {
@@ -456,9 +485,13 @@ fn visit_envelope<'de, A: MapAccess<'de>>(mut map: A) -> Result<Envelope<'de>, A
     Ok(env)
 }
 
-impl<'de> Deserialize<'de> for Top<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TopVisitor;
+impl<'de> DeserializeSeed<'de> for TopSeed {
+    type Value = Top<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Top<'de>, D::Error> {
+        struct TopVisitor {
+            cap: usize,
+        }
         impl<'de> Visitor<'de> for TopVisitor {
             type Value = Top<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -468,15 +501,29 @@ impl<'de> Deserialize<'de> for Top<'de> {
                 visit_envelope(map).map(Top::Object)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top<'de>, A::Error> {
-                let mut elements = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(64));
-                while let Some(element) = seq.next_element::<Element<'de>>()? {
-                    elements.push(element);
+                let hint = seq.size_hint().unwrap_or(4).min(64).min(self.cap);
+                let mut elements = Vec::with_capacity(hint);
+                while elements.len() < self.cap {
+                    match seq.next_element::<Element<'de>>()? {
+                        Some(element) => elements.push(element),
+                        None => return Ok(Top::Batch(elements)),
+                    }
                 }
-                Ok(Top::Batch(elements))
+                // At the cap: anything more is only checked to be JSON, and
+                // counted for the answer.
+                let mut len = elements.len();
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    len += 1;
+                }
+                Ok(if len > elements.len() {
+                    Top::OverCap(len)
+                } else {
+                    Top::Batch(elements)
+                })
             }
             serde_other_scalars!(Top::Other);
         }
-        deserializer.deserialize_any(TopVisitor)
+        deserializer.deserialize_any(TopVisitor { cap: self.cap })
     }
 }
 

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::error::ErrorObject;
+use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 
 use super::{is_reserved_member, Dialect, Extras};
@@ -222,32 +222,40 @@ pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> 
 ///
 /// Every answer owed is counted with [`hold`](Self::hold) before it is
 /// given; the array is complete when the last one is in and the reader has
-/// walked the whole batch.
+/// walked the whole batch. What the array holds is bounded by `budget`
+/// bytes: an answer that would go over it is replaced by a -32000 error
+/// for its id, so a batch of large results cannot hold unbounded memory.
 #[derive(Debug)]
 pub(crate) struct BatchAnswers {
     state: std::sync::Mutex<BatchState>,
+    budget: usize,
+    dialect: Dialect,
 }
 
 #[derive(Debug)]
 struct BatchState {
     answers: Vec<Bytes>,
+    /// Bytes held in `answers`.
+    bytes: usize,
     /// Answers still to come, plus one for the reader until it has walked
     /// the whole batch.
     holds: usize,
 }
 
-impl Default for BatchAnswers {
-    fn default() -> Self {
+impl BatchAnswers {
+    /// Answers of at most `budget` bytes in all (error answers aside).
+    pub(crate) fn new(budget: usize, dialect: Dialect) -> Self {
         BatchAnswers {
             state: std::sync::Mutex::new(BatchState {
                 answers: Vec::new(),
+                bytes: 0,
                 holds: 1,
             }),
+            budget,
+            dialect,
         }
     }
-}
 
-impl BatchAnswers {
     fn lock(&self) -> std::sync::MutexGuard<'_, BatchState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -258,17 +266,38 @@ impl BatchAnswers {
     }
 
     /// Adds an answer that needs no hold (the reader's own).
-    pub(crate) fn add(&self, body: Bytes) {
-        self.lock().answers.push(body);
+    pub(crate) fn add(&self, id: &Id, body: Bytes) {
+        let mut state = self.lock();
+        self.push(&mut state, id, body);
+    }
+
+    fn push(&self, state: &mut BatchState, id: &Id, body: Bytes) {
+        let body = if state.bytes.saturating_add(body.len()) > self.budget {
+            let error = ErrorObject::new(
+                ErrorCode::SERVER_OVERLOADED,
+                format!(
+                    "the batch's answers are over the output budget of {} bytes; \
+                     send this request on its own",
+                    self.budget
+                ),
+            );
+            error_response(self.dialect, id, &error)
+        } else {
+            state.bytes += body.len();
+            body
+        };
+        state.answers.push(body);
     }
 
     /// Releases one hold, with its answer if it has one (`None`: no answer,
     /// as for a cancelled MCP request, or the reader's own hold). Returns the
     /// array once the last hold is released and at least one answer is in.
-    pub(crate) fn release(&self, body: Option<Bytes>) -> Option<Bytes> {
+    pub(crate) fn release(&self, answer: Option<(&Id, Bytes)>) -> Option<Bytes> {
         let answers = {
             let mut state = self.lock();
-            state.answers.extend(body);
+            if let Some((id, body)) = answer {
+                self.push(&mut state, id, body);
+            }
             state.holds -= 1;
             if state.holds > 0 {
                 return None;

@@ -152,7 +152,7 @@ pub enum Batches {
 ///     other => panic!("unexpected {other:?}"),
 /// }
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Strict or lenient envelopes.
     pub dialect: Dialect,
@@ -166,6 +166,28 @@ pub struct ParseOptions {
     pub params: ParamsShape,
     /// Whether malformed responses are answered.
     pub responses: Responses,
+    /// The most elements a batch may hold; a larger batch is refused whole
+    /// with one -32600 answer (default [`DEFAULT_MAX_BATCH_LEN`]).
+    pub max_batch_len: usize,
+}
+
+/// The default cap on elements per batch: far above what clients send
+/// (LSP and MCP send none), far below what amplifies one frame into a
+/// flood of work and answers.
+pub const DEFAULT_MAX_BATCH_LEN: usize = 1000;
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            dialect: Dialect::default(),
+            batches: Batches::default(),
+            null_id: NullId::default(),
+            null_params: NullParams::default(),
+            params: ParamsShape::default(),
+            responses: Responses::default(),
+            max_batch_len: DEFAULT_MAX_BATCH_LEN,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

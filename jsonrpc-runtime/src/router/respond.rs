@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use super::route::catch_panic;
 use super::{RouteKind, Router};
+use crate::config::DEFAULT_OUTBOUND_BUDGET;
 use crate::context::Context;
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
@@ -60,11 +61,17 @@ impl Router {
         match message::classify_frame(text, options) {
             ClassifiedFrame::Single(m) => self.answer(m, options).await,
             ClassifiedFrame::Batch(messages) => {
-                let answers = BatchAnswers::default();
+                let answers = BatchAnswers::new(DEFAULT_OUTBOUND_BUDGET, dialect);
                 for m in messages {
+                    let id = match &m {
+                        Classified::Request { id, .. } => id.clone(),
+                        Classified::Refused(refusal) => refusal.id.clone(),
+                        _ => Id::NULL,
+                    };
                     if let Some(body) = self.answer(m, options).await {
-                        answers.add(body);
+                        answers.add(&id, body);
                     }
+                    tokio::task::consume_budget().await;
                 }
                 answers.release(None)
             }
