@@ -11,7 +11,7 @@ use crate::id::Id;
 use crate::message::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Responses,
 };
-use crate::policy::{CancellationPolicy, Gate, Lifecycle, ProgressPolicy};
+use crate::policy::{CancellationPolicy, Gate, Lifecycle, ProgressPolicy, SharedBudget};
 
 type MethodFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 type GateFactory = Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>;
@@ -46,6 +46,9 @@ pub struct Config {
     pub(crate) max_in_flight: Option<usize>,
     pub(crate) max_queued: usize,
     pub(crate) request_timeout: Option<Duration>,
+    pub(crate) callback_timeout: Option<Duration>,
+    pub(crate) max_parked_bytes: usize,
+    pub(crate) shared_budget: Option<SharedBudget>,
     pub(crate) id_strategy: IdStrategy,
     pub(crate) cancellation: Option<CancellationPolicy>,
     pub(crate) progress: Option<ProgressPolicy>,
@@ -59,6 +62,12 @@ pub struct Config {
 }
 
 type ExtrasFn = Arc<dyn Fn(&Id) -> Extras + Send + Sync>;
+
+/// The default [`Config::max_parked_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_PARKED_BYTES: usize = 64 << 20;
+
+/// The default [`Config::callback_timeout`]: 5 minutes.
+pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The default [`Config::outbound_budget`]: 1 MiB.
 pub const DEFAULT_OUTBOUND_BUDGET: usize = 1024 * 1024;
@@ -74,6 +83,9 @@ impl Default for Config {
             max_in_flight: None,
             max_queued: 65_536,
             request_timeout: None,
+            callback_timeout: Some(DEFAULT_CALLBACK_TIMEOUT),
+            max_parked_bytes: DEFAULT_MAX_PARKED_BYTES,
+            shared_budget: None,
             id_strategy: IdStrategy::sequential(),
             cancellation: None,
             progress: None,
@@ -99,6 +111,9 @@ impl fmt::Debug for Config {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_queued", &self.max_queued)
             .field("request_timeout", &self.request_timeout)
+            .field("callback_timeout", &self.callback_timeout)
+            .field("max_parked_bytes", &self.max_parked_bytes)
+            .field("shared_budget", &self.shared_budget)
             .field("id_strategy", &self.id_strategy)
             .field("cancellation", &self.cancellation)
             .field("progress", &self.progress)
@@ -389,10 +404,65 @@ impl Config {
         self
     }
 
+    /// Inbound requests waiting or running on this connection may hold at
+    /// most `bytes` of params in all (default [`DEFAULT_MAX_PARKED_BYTES`],
+    /// 64 MiB; a request's bytes are the length of its params as received).
+    /// A request past that is answered at once with -32000 "server
+    /// overloaded"; one request on its own is always let through.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default().max_parked_bytes(16 << 20);
+    /// # let _ = config;
+    /// ```
+    pub fn max_parked_bytes(mut self, bytes: usize) -> Self {
+        self.max_parked_bytes = bytes;
+        self
+    }
+
+    /// Counts this connection's inbound requests (and the bytes of their
+    /// params) in `budget` as well, which every connection given the same
+    /// budget shares: a cap across a whole server (see [`SharedBudget`]).
+    pub fn shared_budget(mut self, budget: SharedBudget) -> Self {
+        self.shared_budget = Some(budget);
+        self
+    }
+
     /// Outbound calls fail with [`CallError::TimedOut`](crate::CallError::TimedOut)
     /// when no answer arrives within `timeout` (default: no timeout).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Calls a handler makes back to the other side (through
+    /// [`Context::peer`](crate::Context::peer)) fail with
+    /// [`CallError::TimedOut`](crate::CallError::TimedOut) when no answer
+    /// arrives within `timeout` (default [`DEFAULT_CALLBACK_TIMEOUT`], five
+    /// minutes; `None`: wait as long as the connection lives). A call's own
+    /// timeout, then [`request_timeout`](Config::request_timeout), take
+    /// precedence.
+    ///
+    /// A client that never answers would otherwise hold the handler, its
+    /// request's slot and its memory for as long as the connection lives.
+    /// Five minutes leaves room for a person to answer a prompt (LSP's
+    /// `window/showMessageRequest`, MCP elicitation).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default().callback_timeout(Duration::from_secs(30));
+    /// let patient = Config::default().callback_timeout(None);
+    /// # let _ = (config, patient);
+    /// ```
+    pub fn callback_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.callback_timeout = timeout.into();
         self
     }
 

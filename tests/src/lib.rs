@@ -82,8 +82,14 @@ impl RawClient {
     /// Reads the next line and parses it as JSON; panics after
     /// [`ANSWER_TIMEOUT`] or at end of stream.
     pub async fn recv(&mut self) -> Value {
+        self.recv_within(ANSWER_TIMEOUT).await
+    }
+
+    /// [`recv`](Self::recv) with a limit of its own (for tests on paused
+    /// time that wait minutes).
+    pub async fn recv_within(&mut self, limit: Duration) -> Value {
         let mut line = String::new();
-        let n = tokio::time::timeout(ANSWER_TIMEOUT, self.reader.read_line(&mut line))
+        let n = tokio::time::timeout(limit, self.reader.read_line(&mut line))
             .await
             .expect("an answer in time")
             .expect("read");

@@ -78,8 +78,8 @@ where
 }
 
 /// A mix of what the decoder meets, with a cap of 32: both line endings,
-/// blank lines between frames, other headers, a refused charset, an
-/// over-long body, an empty body.
+/// blank lines between frames, other headers, a refused charset, an empty
+/// body. (An over-long body ends the stream: see the tests of the cap.)
 fn mixed_input() -> Vec<u8> {
     let mut input = Vec::new();
     input.extend_from_slice(&framed(b"{\"jsonrpc\":\"2.0\",\"id\":1}"));
@@ -88,7 +88,6 @@ fn mixed_input() -> Vec<u8> {
     input.extend_from_slice(
         b"Content-Type: text/plain; charset=latin1\r\nContent-Length: 4\r\n\r\n\xe9\xe9\xe9\xe9",
     );
-    input.extend_from_slice(&framed(&[b'x'; 100]));
     input.extend_from_slice(&framed(b""));
     input.extend_from_slice(
         b"CONTENT-LENGTH: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}",
@@ -102,7 +101,6 @@ fn mixed_frames() -> Vec<Frame> {
         msg(b"{\"jsonrpc\":\"2.0\",\"id\":1}"),
         msg(b"[1,2]"),
         charset("latin1"),
-        too_long(32),
         msg(b""),
         msg(b"{}"),
     ]
@@ -273,12 +271,27 @@ fn length_of_exactly_the_cap_is_accepted() {
     assert_eq!(frames, vec![msg(&body)]);
 }
 
+/// The frames before the error and the error, for input that must fail.
+fn decode_err(codec: ContentLengthCodec, input: &[u8]) -> (Vec<Frame>, FramingError) {
+    match decode_one_shot(codec, input) {
+        (frames, Some(err)) => (frames, err),
+        (frames, None) => panic!("expected a framing error after {frames:?}"),
+    }
+}
+
+fn is_too_long(err: &FramingError, declared: usize, cap: usize) -> bool {
+    matches!(err, FramingError::TooLong { declared: d, limit } if *d == declared && *limit == cap)
+}
+
 #[test]
-fn declared_length_over_the_cap_is_refused_and_drained_then_next_frame_served() {
-    let mut input = framed(&[b'x'; 33]);
+fn declared_length_over_the_cap_is_refused_then_the_stream_ends() {
+    let mut input = framed(b"{\"id\":1}");
+    input.extend_from_slice(&framed(&[b'x'; 33]));
     input.extend_from_slice(&framed(b"{\"id\":2}"));
-    let frames = decode_ok(ContentLengthCodec::with_max_frame_len(32), &input);
-    assert_eq!(frames, vec![too_long(32), msg(b"{\"id\":2}")]);
+    let (frames, err) = decode_err(ContentLengthCodec::with_max_frame_len(32), &input);
+    assert_eq!(frames, vec![msg(b"{\"id\":1}"), too_long(32)]);
+    assert!(is_too_long(&err, 33, 32), "{err:?}");
+    assert!(err.to_string().contains("33 bytes"), "{err}");
 }
 
 #[test]
@@ -286,41 +299,39 @@ fn over_cap_length_is_refused_before_the_body_arrives() {
     let mut codec = ContentLengthCodec::with_max_frame_len(32);
     let mut buf = BytesMut::from(&b"Content-Length: 1000\r\n\r\n"[..]);
     assert_eq!(codec.decode(&mut buf).unwrap(), Some(too_long(32)));
-    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    assert!(is_too_long(&codec.decode(&mut buf).unwrap_err(), 1000, 32));
 }
 
 #[test]
-fn huge_declared_length_reserves_no_memory() {
+fn huge_declared_length_reserves_no_memory_and_ends_the_stream() {
     let mut codec = ContentLengthCodec::new();
     let mut buf = BytesMut::from(&b"Content-Length: 18446744073709551615\r\n\r\n{}"[..]);
     assert_eq!(
         codec.decode(&mut buf).unwrap(),
         Some(too_long(DEFAULT_MAX_FRAME_LEN))
     );
-    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    let err = codec.decode(&mut buf).unwrap_err();
+    assert!(
+        is_too_long(&err, usize::MAX, DEFAULT_MAX_FRAME_LEN),
+        "{err:?}"
+    );
     assert!(buf.capacity() < 1024, "capacity grew to {}", buf.capacity());
-    // The stream ends inside the refused body: that is no error.
-    assert_eq!(codec.decode_eof(&mut buf).unwrap(), None);
 }
 
 #[test]
-fn over_cap_body_in_chunks_keeps_the_buffer_small() {
+fn over_cap_length_in_chunks_is_refused_at_once_and_ends_the_stream() {
     let cap = 1024;
     let mut input = framed(&vec![b'x'; 100 * cap]);
     input.extend_from_slice(&framed(b"{\"id\":3}"));
     for chunk in [1, 7, 100, 4096] {
-        let (frames, high_water) =
-            decode_chunked(ContentLengthCodec::with_max_frame_len(cap), &input, || {
+        let (frames, error) =
+            decode_chunked_fallible(ContentLengthCodec::with_max_frame_len(cap), &input, || {
                 chunk
             });
-        assert_eq!(
-            frames,
-            vec![too_long(cap), msg(b"{\"id\":3}")],
-            "chunk {chunk}"
-        );
+        assert_eq!(frames, vec![too_long(cap)], "chunk {chunk}");
         assert!(
-            high_water <= 2 * cap + 2 * chunk,
-            "buffer capacity reached {high_water} with chunks of {chunk}"
+            error.as_deref().is_some_and(|e| e.contains("102400 bytes")),
+            "chunk {chunk}: {error:?}"
         );
     }
 }
@@ -443,9 +454,9 @@ fn whitespace_at_eof_is_not_an_error() {
 
 #[test]
 fn refused_body_cut_short_at_eof_ends_quietly() {
-    let input = b"Content-Length: 100\r\n\r\n0123456789";
+    let input = b"Content-Type: a; charset=latin1\r\nContent-Length: 30\r\n\r\n0123456789";
     let frames = decode_ok(ContentLengthCodec::with_max_frame_len(32), input);
-    assert_eq!(frames, vec![too_long(32)]);
+    assert_eq!(frames, vec![charset("latin1")]);
 }
 
 #[test]
@@ -513,7 +524,6 @@ async fn framed_read_keeps_serving_after_a_refused_frame() {
     let mut frames = FramedRead::new(reader, ContentLengthCodec::with_max_frame_len(100));
     let sender = tokio::spawn(async move {
         writer.write_all(&framed(b"{\"id\":1}")).await?;
-        writer.write_all(&framed(&[b' '; 10_000])).await?;
         writer
             .write_all(b"Content-Type: application/json; charset=iso-8859-1\r\nContent-Length: 2\r\n\r\n{}")
             .await?;
@@ -530,11 +540,33 @@ async fn framed_read_keeps_serving_after_a_refused_frame() {
         received,
         vec![
             msg(b"{\"id\":1}"),
-            too_long(100),
             charset("iso-8859-1"),
             msg(b"{\"id\":2}"),
         ]
     );
+}
+
+#[tokio::test]
+async fn framed_read_refuses_an_over_cap_body_then_ends_with_an_error() {
+    let (mut writer, reader) = tokio::io::duplex(64);
+    let mut frames = FramedRead::new(reader, ContentLengthCodec::with_max_frame_len(100));
+    writer.write_all(&framed(b"{}")).await.unwrap();
+    // Only the header: the body never needs to arrive.
+    writer
+        .write_all(b"Content-Length: 10000\r\n\r\n")
+        .await
+        .unwrap();
+
+    assert_eq!(frames.next().await.unwrap().unwrap(), msg(b"{}"));
+    assert_eq!(frames.next().await.unwrap().unwrap(), too_long(100));
+    assert!(matches!(
+        frames.next().await,
+        Some(Err(FramingError::TooLong {
+            declared: 10000,
+            limit: 100
+        }))
+    ));
+    assert!(frames.next().await.is_none());
 }
 
 #[tokio::test]

@@ -38,18 +38,19 @@ const MAX_DIGITS: usize = 20;
 /// other than `Content-Length` and `Content-Type` are ignored.
 ///
 /// Each body comes out as [`Frame::Message`], split out of the read buffer
-/// without copying. Two problems concern one message only, and come out as
-/// [`Frame::Refused`] items the peer answers while it keeps reading:
+/// without copying. Two problems come out as [`Frame::Refused`] items, so
+/// the peer answers them (items are used rather than errors because
+/// `FramedRead` ends its stream after a decoder error):
 ///
-/// * a declared length above the cap ([`FrameRefusal::TooLong`]): refused
-///   as soon as the header is read, before any of the body arrives; no
-///   memory is reserved for it, and its bytes are dropped as they arrive;
 /// * a `Content-Type` whose `charset` is not UTF-8
-///   ([`FrameRefusal::UnsupportedCharset`]): its bytes are dropped likewise.
-///
-/// Either way, the `Content-Length` tells where the next message starts, so
-/// the stream stays aligned. Items are used rather than errors because
-/// `FramedRead` ends its stream after a decoder error.
+///   ([`FrameRefusal::UnsupportedCharset`]): the body's bytes are dropped as
+///   they arrive and the `Content-Length` tells where the next message
+///   starts, so the stream stays aligned;
+/// * a declared length above the cap ([`FrameRefusal::TooLong`]): refused
+///   as soon as the header is read, before any of the body arrives and with
+///   no memory reserved for it; then decoding fails with
+///   [`FramingError::TooLong`] and the connection ends, since skipping a
+///   body of any declared size (up to 2^64 bytes) is unbounded work.
 ///
 /// # Encoding
 ///
@@ -104,6 +105,8 @@ enum State {
     Body { len: usize },
     /// Dropping `remaining` more bytes of a refused body.
     Discard { remaining: usize },
+    /// A body over the cap was refused; the stream ends with this error.
+    TooLong { declared: usize },
 }
 
 /// What a header block says about the message after it.
@@ -233,20 +236,23 @@ impl Decoder for ContentLengthCodec {
                     let Some(head) = self.decode_head(src, scanned)? else {
                         return Ok(None);
                     };
-                    // Checked before anything is reserved for the body.
-                    let refusal = if head.len > self.max_frame_len {
-                        Some(FrameRefusal::TooLong {
+                    // Checked before anything is reserved for the body: it is
+                    // refused (answered), then the stream ends, since reading
+                    // past a body of any declared size is unbounded work.
+                    if head.len > self.max_frame_len {
+                        self.state = State::TooLong { declared: head.len };
+                        return Ok(Some(Frame::Refused(FrameRefusal::TooLong {
                             limit: self.max_frame_len,
-                        })
-                    } else {
-                        head.unsupported_charset
-                            .map(FrameRefusal::UnsupportedCharset)
-                    };
-                    if let Some(refusal) = refusal {
+                        })));
+                    }
+                    // Within the cap: dropped, and the stream stays aligned.
+                    if let Some(charset) = head.unsupported_charset {
                         self.state = State::Discard {
                             remaining: head.len,
                         };
-                        return Ok(Some(Frame::Refused(refusal)));
+                        return Ok(Some(Frame::Refused(FrameRefusal::UnsupportedCharset(
+                            charset,
+                        ))));
                     }
                     self.state = State::Body { len: head.len };
                 }
@@ -268,6 +274,13 @@ impl Decoder for ContentLengthCodec {
                         return Ok(None);
                     }
                     self.state = State::Head { scanned: 0 };
+                }
+                State::TooLong { declared } => {
+                    src.clear();
+                    return Err(FramingError::TooLong {
+                        declared,
+                        limit: self.max_frame_len,
+                    });
                 }
             }
         }
@@ -296,6 +309,10 @@ impl Decoder for ContentLengthCodec {
             ))),
             // A refused message cut short: nothing more to report.
             State::Discard { .. } => Ok(None),
+            State::TooLong { declared } => Err(FramingError::TooLong {
+                declared,
+                limit: self.max_frame_len,
+            }),
         }
     }
 }

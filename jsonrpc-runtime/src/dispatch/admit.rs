@@ -19,7 +19,7 @@ use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
-use crate::policy::{Decision, GateInput};
+use crate::policy::{overloaded, Decision, GateInput, SharedPermit};
 use crate::router::{first_step, Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
 
 /// Reads frames and walks each message through the admission steps.
@@ -229,12 +229,30 @@ impl Reader {
     /// Step 6: room for one more request.
     fn capacity(&self) -> Option<ErrorObject> {
         let shared = &self.connection.shared;
-        (shared.active.load(Ordering::Acquire) >= shared.config.max_queued).then(|| {
-            ErrorObject::new(
-                ErrorCode::SERVER_OVERLOADED,
-                "server overloaded: too many requests waiting; retry later",
-            )
-        })
+        (shared.active.load(Ordering::Acquire) >= shared.config.max_queued)
+            .then(|| overloaded(format_args!("too many requests waiting")))
+    }
+
+    /// Step 6, for bytes: room for a request holding `bytes` of params, on
+    /// this connection and in the shared budget. Counted until the request
+    /// is answered (`Connection::finish` gives the connection's back; the
+    /// shared permit gives its own back when it drops).
+    fn park(&self, bytes: usize) -> Result<Option<SharedPermit>, ErrorObject> {
+        let connection = &self.connection;
+        let config = &connection.shared.config;
+        let parked = connection.parked_bytes.load(Ordering::Acquire);
+        if parked > 0 && parked.saturating_add(bytes) > config.max_parked_bytes {
+            return Err(overloaded(format_args!(
+                "requests waiting on this connection hold {parked} bytes of params (limit {})",
+                config.max_parked_bytes
+            )));
+        }
+        let permit = match &config.shared_budget {
+            Some(budget) => Some(budget.take(bytes)?),
+            None => None,
+        };
+        connection.parked_bytes.fetch_add(bytes, Ordering::AcqRel);
+        Ok(permit)
     }
 
     /// Step 7: the request's own task.
@@ -255,6 +273,11 @@ impl Reader {
                 ErrorObject::invalid_request(format!("a request with id {id} is already running"));
             return self.refuse(batch, &id, &error);
         }
+        let parked_bytes = params.map_or(0, |p| p.get().len());
+        let shared_permit = match self.park(parked_bytes) {
+            Ok(permit) => permit,
+            Err(error) => return self.refuse(batch, &id, &error),
+        };
         let progress = shared.config.progress.as_ref().and_then(|policy| {
             let (work, partial) = policy.tokens(params);
             (work.is_some() || partial.is_some())
@@ -310,6 +333,8 @@ impl Reader {
                     batch: batch.cloned(),
                     after: self.notification_seq,
                     in_flight: slot.map(|slot| slot as Arc<dyn Any + Send + Sync>),
+                    parked_bytes,
+                    _shared_permit: shared_permit,
                 },
             },
         };
@@ -320,6 +345,9 @@ impl Reader {
                 connection.cancellable().remove(&task.job.id);
             }
             connection.answered(&route.name, false);
+            connection
+                .parked_bytes
+                .fetch_sub(task.job.ticket.parked_bytes, Ordering::AcqRel);
             let body = message::error_response(shared.dialect, &task.job.id, &error);
             shared.active.fetch_sub(1, Ordering::AcqRel);
             shared.idle.notify_one();

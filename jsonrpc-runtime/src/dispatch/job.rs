@@ -35,6 +35,8 @@ pub(super) struct Connection {
     /// Requests take their first step on the reader's task (see
     /// `RequestTask::inline`): on a current-thread runtime.
     pub(super) inline: bool,
+    /// Bytes of params held by requests admitted and not yet answered.
+    pub(super) parked_bytes: std::sync::atomic::AtomicUsize,
 }
 
 impl Connection {
@@ -50,6 +52,7 @@ impl Connection {
             inline: tokio::runtime::Handle::try_current().is_ok_and(|handle| {
                 handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
             }),
+            parked_bytes: std::sync::atomic::AtomicUsize::new(0),
             shared,
         }
     }
@@ -151,6 +154,8 @@ impl Runner for Connection {
 
     fn finish(&self, task: Job, ending: Ending) -> Option<BoxFuture<()>> {
         let shared = &self.shared;
+        self.parked_bytes
+            .fetch_sub(task.ticket.parked_bytes, Ordering::AcqRel);
         if task.ticket.cancellable {
             self.cancellable().remove(&task.id);
         }

@@ -12,7 +12,7 @@
 //! | 3 | gates | the user's [`Gate`](crate::policy::Gate): allowed, refused with its error, or dropped | allowed, or dropped |
 //! | 4 | lifecycle | the [`Lifecycle`](crate::policy::Lifecycle) gate: refused before the handshake (-32002 for LSP and MCP), a second handshake refused, refused after shutdown | dropped before the handshake; the exit notification ends the connection (after its route, if any, runs) |
 //! | 5 | route lookup | no route: -32601; a notification route: -32601; params that do not decode: -32602 | no route: dropped (or -32601 with id null under [`UnknownMethod::strict`](crate::config::UnknownMethod::strict)); params that do not decode: dropped |
-//! | 6 | capacity | more than [`max_queued`](crate::Config::max_queued) requests and notifications waiting or running: -32000 | the reader waits for room |
+//! | 6 | capacity | more than [`max_queued`](crate::Config::max_queued) requests and notifications waiting or running, or its params would take the bytes held past [`max_parked_bytes`](crate::Config::max_parked_bytes) or a [`SharedBudget`](crate::policy::SharedBudget): -32000 | the reader waits for room |
 //! | 7 | run | a task of its own, after the notifications that came before it, within [`max_in_flight`](crate::Config::max_in_flight) | one at a time, in arrival order, on the connection's notification worker |
 //!
 //! Responses to this side's calls skip the steps: they complete the call
@@ -38,9 +38,10 @@ use futures_core::Stream;
 use futures_util::StreamExt as _;
 use tokio::task::JoinHandle;
 
-use crate::codec::Frame;
+use crate::codec::{Frame, FramingError};
 use crate::config::Config;
 use crate::error::ErrorObject;
+use crate::id::Id;
 use crate::peer::{CloseReason, Peer, Shared};
 use crate::router::Router;
 use crate::transport::{Transport, TransportError};
@@ -201,6 +202,9 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
     }
     drop(inbound);
     shared.read_done.cancel();
+    if let End::Failed(e) = &end {
+        report_failure(&shared, e);
+    }
 
     let reason = shared.set_reason(match end {
         End::Eof => CloseReason::RemoteClosed,
@@ -241,6 +245,27 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
         abort.abort();
     }
     shared.done.cancel();
+}
+
+/// Says why the stream failed: in the log, and to the other side when it
+/// broke the framing (it gets a -32700 before the connection closes).
+fn report_failure(shared: &Shared, error: &TransportError) {
+    match error {
+        TransportError::Framing(FramingError::InvalidHeader(_)) => {
+            tracing::warn!(%error, "closing the connection: its framing is broken");
+            let answer = ErrorObject::parse_error(format_args!("{error}; closing the connection"));
+            let body = crate::message::error_response(shared.dialect, &Id::NULL, &answer);
+            if shared.send_now(body).is_err() {
+                tracing::debug!(
+                    "the framing error could not be answered: the connection is closed"
+                );
+            }
+        }
+        TransportError::Framing(FramingError::TooLong { .. }) | TransportError::WebSocket(_) => {
+            tracing::warn!(%error, "closing the connection");
+        }
+        _ => tracing::debug!(%error, "the connection failed"),
+    }
 }
 
 fn is_idle(shared: &Shared) -> bool {

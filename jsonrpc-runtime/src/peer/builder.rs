@@ -173,7 +173,7 @@ where
         let timeout = self
             .options
             .timeout
-            .unwrap_or(shared.config.request_timeout);
+            .unwrap_or_else(|| self.peer.default_timeout());
         let state = match shared.send_call::<R, E>(&id, self.method, &self.params, &self.options) {
             Ok(rx) => Started::Waiting(rx),
             Err(error) => Started::Failed(error),
@@ -215,7 +215,7 @@ where
         let timeout = self
             .options
             .timeout
-            .unwrap_or(shared.config.request_timeout);
+            .unwrap_or_else(|| self.peer.default_timeout());
         let state = match body {
             Ok(body) => State::Room {
                 id,

@@ -376,7 +376,7 @@ impl Peer {
             shared.progress_subscriptions().end_call(&id);
             return Err(CallError::Closed(shared.reason_or_local()));
         }
-        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+        let timeout = options.timeout.unwrap_or_else(|| self.default_timeout());
         Ok(ProgressCall::new(
             shared.clone(),
             id,

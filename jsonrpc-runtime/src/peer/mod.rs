@@ -85,6 +85,9 @@ pub struct Peer {
     /// The in-flight slot of the request whose handler holds this handle:
     /// lent back while a call of its waits for the other side.
     in_flight: Option<Arc<InFlightSlot>>,
+    /// Whether a handler holds this handle: its calls back to the other side
+    /// get [`Config::callback_timeout`] when nothing else sets one.
+    in_handler: bool,
 }
 
 impl fmt::Debug for Peer {
@@ -251,6 +254,7 @@ impl Shared {
             shared: self.clone(),
             _handle: guard,
             in_flight,
+            in_handler: true,
         }
     }
 }
@@ -313,6 +317,19 @@ impl InFlightSlot {
 }
 
 impl Peer {
+    /// The timeout of a call that sets none itself: the config's
+    /// [`request_timeout`](Config::request_timeout), else, for a call a
+    /// handler makes back to the other side, its
+    /// [`callback_timeout`](Config::callback_timeout).
+    pub(crate) fn default_timeout(&self) -> Option<std::time::Duration> {
+        let config = &self.shared.config;
+        match config.request_timeout {
+            Some(timeout) => Some(timeout),
+            None if self.in_handler => config.callback_timeout,
+            None => None,
+        }
+    }
+
     /// Starts the writer on `sink` and returns the first handle, the state
     /// the inbound pipeline shares, and the writer's task.
     ///
@@ -330,6 +347,7 @@ impl Peer {
             shared: shared.clone(),
             _handle: Some(handle),
             in_flight: None,
+            in_handler: false,
         };
         (peer, shared, writer)
     }
@@ -351,6 +369,7 @@ impl Peer {
             shared: shared.clone(),
             _handle: None,
             in_flight: None,
+            in_handler: false,
         }
     }
 

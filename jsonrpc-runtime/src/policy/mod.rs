@@ -23,9 +23,12 @@ use serde_json::Value;
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 
+mod budget;
 mod gate;
 mod lifecycle;
 
+pub use self::budget::SharedBudget;
+pub(crate) use self::budget::{overloaded, SharedPermit};
 pub use self::gate::{Decision, Gate, GateInput};
 pub use self::lifecycle::Lifecycle;
 pub(crate) use self::lifecycle::LifecycleGate;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use crate::context::{CancelToken, ProgressSink};
 use crate::id::Id;
 use crate::message::BatchAnswers;
+use crate::policy::SharedPermit;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -100,6 +101,11 @@ pub(crate) struct Ticket {
     pub(crate) after: u64,
     /// The runner's in-flight slot for the request, opaque to routes.
     pub(crate) in_flight: Option<Arc<dyn Any + Send + Sync>>,
+    /// Bytes of params the request holds, counted in its connection's cap
+    /// until it is answered.
+    pub(crate) parked_bytes: usize,
+    /// Its room in a shared budget, given back when the ticket drops.
+    pub(crate) _shared_permit: Option<SharedPermit>,
 }
 
 impl RequestTask {

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
-use crate::peer::Peer;
+use crate::peer::{CloseReason, Peer};
 use crate::router::Router;
 use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
 
@@ -101,11 +101,25 @@ where
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
-#[derive(Debug)]
 pub struct Listener<A> {
     acceptor: A,
     config: Config,
     limit: Option<usize>,
+    on_close: Option<OnClose>,
+}
+
+/// The hook [`Listener::on_close`] installs.
+type OnClose = Arc<dyn Fn(&PeerAddr, &CloseReason) + Send + Sync>;
+
+impl<A: fmt::Debug> fmt::Debug for Listener<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listener")
+            .field("acceptor", &self.acceptor)
+            .field("config", &self.config)
+            .field("limit", &self.limit)
+            .field("on_close", &self.on_close.as_ref().map(|_| "Fn"))
+            .finish()
+    }
 }
 
 impl<A: Acceptor> Listener<A> {
@@ -116,7 +130,39 @@ impl<A: Acceptor> Listener<A> {
             acceptor,
             config: Config::default(),
             limit: None,
+            on_close: None,
         }
+    }
+
+    /// Calls `hook` with each connection's address and why it closed, once
+    /// it has (for logs: a client that broke the framing, say, ends with
+    /// [`CloseReason::Transport`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::Listener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::{CloseReason, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = Listener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .on_close(|addr, reason| {
+    ///         if let CloseReason::Transport(e) = reason {
+    ///             eprintln!("{addr}: {e}");
+    ///         }
+    ///     })
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_close(
+        mut self,
+        hook: impl Fn(&PeerAddr, &CloseReason) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_close = Some(Arc::new(hook));
+        self
     }
 
     /// The config of every connection's peer, including the framing of
@@ -171,9 +217,12 @@ impl<A: Acceptor> Listener<A> {
         let limit = self.limit.map(|n| Arc::new(Semaphore::new(n)));
         let accept = tokio::spawn(accept_loop(
             self.acceptor,
-            self.config,
+            ConnectionSetup {
+                config: self.config,
+                routes: Arc::new(routes),
+                on_close: self.on_close,
+            },
             limit,
-            Arc::new(routes),
             shared.clone(),
         ));
         Server {
@@ -237,15 +286,64 @@ impl Server {
     ///
     /// Dropping the future drops the server: the connections still open
     /// are closed at once.
-    pub async fn shutdown(mut self, grace: Duration) {
+    pub async fn shutdown(self, grace: Duration) {
+        shutdown_all([self], grace).await;
+    }
+
+    /// Stops accepting and asks every connection to close within `grace`.
+    fn begin_shutdown(&self, grace: Duration) {
         *self.shared.grace.lock().unwrap_or_else(|p| p.into_inner()) = grace;
         self.shared.stop.cancel();
+    }
+
+    /// Waits for the accept loop and every connection to end.
+    async fn finish_shutdown(mut self) {
         if let Some(accept) = self.accept.take() {
             let _ = accept.await;
         }
         self.shared.tracker.close();
         self.shared.tracker.wait().await;
     }
+}
+
+/// Shuts several servers down together: every one stops accepting at the
+/// same moment, then their connections close gracefully as
+/// [`Server::shutdown`] does, all within the same `grace`. Returns once every
+/// connection of every server has ended.
+///
+/// Shutting servers down one after another would leave the later ones
+/// accepting new clients while the earlier ones drain.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use jsonrpc_runtime::server::{shutdown_all, Listener};
+/// use jsonrpc_runtime::transport::{TcpAcceptor, UnixAcceptor};
+/// use jsonrpc_runtime::Router;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("shutdown-all-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let router = Router::new();
+/// let tcp = Listener::new(TcpAcceptor::bind("127.0.0.1:0").await?).spawn(router.clone());
+/// let unix = Listener::new(UnixAcceptor::bind(dir.join("rpc.sock")).await?).spawn(router);
+/// shutdown_all([tcp, unix], Duration::from_secs(1)).await;
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
+/// # Cancel safety
+///
+/// Dropping the future drops the servers: the connections still open are
+/// closed at once.
+pub async fn shutdown_all(servers: impl IntoIterator<Item = Server>, grace: Duration) {
+    let servers: Vec<Server> = servers.into_iter().collect();
+    for server in &servers {
+        server.begin_shutdown(grace);
+    }
+    futures_util::future::join_all(servers.into_iter().map(Server::finish_shutdown)).await;
 }
 
 impl Drop for Server {
@@ -276,11 +374,18 @@ fn is_connection_error(e: &io::Error) -> bool {
     )
 }
 
+/// What every connection of a listener is set up with.
+#[derive(Clone)]
+struct ConnectionSetup {
+    config: Config,
+    routes: Arc<dyn MakeRouterDyn>,
+    on_close: Option<OnClose>,
+}
+
 async fn accept_loop<A: Acceptor>(
     mut acceptor: A,
-    config: Config,
+    setup: ConnectionSetup,
     limit: Option<Arc<Semaphore>>,
-    routes: Arc<dyn MakeRouterDyn>,
     shared: Arc<ServerShared>,
 ) {
     const MIN_BACKOFF: Duration = Duration::from_millis(10);
@@ -323,11 +428,10 @@ async fn accept_loop<A: Acceptor>(
         };
         shared.live.fetch_add(1, Ordering::AcqRel);
         let live = LiveGuard(shared.clone());
-        let open = acceptor.open(connection, &config);
+        let open = acceptor.open(connection, &setup.config);
         let connection = Connection {
             shared: shared.clone(),
-            config: config.clone(),
-            routes: routes.clone(),
+            setup: setup.clone(),
             addr,
             _live: live,
             _permit: permit,
@@ -353,8 +457,7 @@ impl<M: MakeRouter> MakeRouterDyn for M {
 /// One accepted connection's task.
 struct Connection {
     shared: Arc<ServerShared>,
-    config: Config,
-    routes: Arc<dyn MakeRouterDyn>,
+    setup: ConnectionSetup,
     addr: PeerAddr,
     _live: LiveGuard,
     _permit: Option<OwnedSemaphorePermit>,
@@ -374,18 +477,22 @@ impl Connection {
             },
         };
         let peer = Peer::builder()
-            .config(self.config.clone())
-            .router(self.routes.make(&self.addr))
+            .config(self.setup.config.clone())
+            .router(self.setup.routes.make(&self.addr))
             .spawn(transport);
-        tokio::select! {
-            _ = peer.closed() => {}
+        let reason = tokio::select! {
+            reason = peer.closed() => reason,
             () = shared.stop.cancelled() => {
                 let grace = *shared.grace.lock().unwrap_or_else(|p| p.into_inner());
                 tokio::select! {
                     _ = peer.close(grace) => {}
                     () = shared.abort.cancelled() => { peer.close_now().await; }
                 }
+                peer.closed().await
             }
+        };
+        if let Some(hook) = &self.setup.on_close {
+            hook(&self.addr, &reason);
         }
     }
 }
