@@ -1,4 +1,4 @@
-//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR]]
+//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--max-connections N]]
 //!
 //! A conformance and interop server. It serves the methods of the JSON-RPC
 //! 2.0 specification's examples (`subtract`, `sum`, `get_data`, `update`,
@@ -19,9 +19,15 @@
 //! the TCP and Unix sockets to LSP framing (WebSocket has its own framing).
 //!
 //! On stdio it exits once stdin ends and every answer is written, or on
-//! `exit`: 0 when `shutdown` came first, else 1. On sockets, `exit` closes
-//! that connection. SIGTERM or SIGINT closes everything gracefully (running
-//! requests get a second to finish) and exits 0.
+//! `exit`: 0 when `shutdown` came first, else 1; a stream it cannot read
+//! (a broken `Content-Length` header, say) is answered -32700 when it can
+//! be, reported on stderr, and exits 1. On sockets, `exit` closes that
+//! connection; each socket serves at most `--max-connections` clients at
+//! once (default 1,024), all of them together at most 100,000 requests in
+//! flight holding 512 MiB of params, and a connection that fails is
+//! reported on stderr. SIGTERM or SIGINT stops every socket accepting at
+//! once, closes everything gracefully (running requests get a second to
+//! finish) and exits 0.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,9 +36,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jsonrpc_runtime::codec::Framing;
-use jsonrpc_runtime::policy::CancellationPolicy;
-use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor};
+use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
+use jsonrpc_runtime::server::{shutdown_all, Listener};
+use jsonrpc_runtime::transport::{
+    Acceptor, PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor,
+};
 use jsonrpc_runtime::{rpc, CloseReason, Config, Context, ErrorObject, Peer, Router, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -46,6 +54,7 @@ struct Options {
     tcp: Option<String>,
     unix: Option<PathBuf>,
     ws: Option<String>,
+    max_connections: Option<usize>,
 }
 
 impl Options {
@@ -62,6 +71,17 @@ impl Options {
                 "--tcp" => options.tcp = Some(value("--tcp")?),
                 "--unix" => options.unix = Some(PathBuf::from(value("--unix")?)),
                 "--ws" => options.ws = Some(value("--ws")?),
+                "--max-connections" => {
+                    let n = value("--max-connections")?;
+                    match n.parse::<usize>() {
+                        Ok(n) if n > 0 => options.max_connections = Some(n),
+                        _ => {
+                            return Err(format!(
+                                "`--max-connections` needs a positive count, not `{n}`\n{USAGE}"
+                            ))
+                        }
+                    }
+                }
                 "-h" | "--help" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
             }
@@ -76,7 +96,16 @@ impl Options {
 
 const USAGE: &str =
     "usage: spec_server [--content-length | --lsp] [--tcp ADDR] [--unix PATH] [--ws ADDR]
+                   [--max-connections N]
   with no socket option, serves stdin/stdout";
+
+/// Connections served at once on each socket unless `--max-connections`
+/// says otherwise; more wait in the backlog.
+const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// Requests in flight, and bytes of their params, across every connection.
+const MAX_REQUESTS: usize = 100_000;
+const MAX_PARKED_BYTES: usize = 512 << 20;
 
 /// How long running requests get to finish after SIGTERM or SIGINT.
 const GRACE: Duration = Duration::from_secs(1);
@@ -349,6 +378,10 @@ async fn main() -> ExitCode {
     };
     match (reason, spec.exit_code()) {
         (CloseReason::Exit { code }, _) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        (CloseReason::Transport(e), _) => {
+            eprintln!("spec_server: the connection failed: {e}");
+            ExitCode::FAILURE
+        }
         (_, Some(code)) => ExitCode::from(code),
         (_, None) => ExitCode::SUCCESS,
     }
@@ -358,6 +391,8 @@ async fn main() -> ExitCode {
 async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals) -> ExitCode {
     // Each connection gets its own `shutdown`/`exit` state.
     let routes = |_: &PeerAddr| router(Arc::new(Spec::default()));
+    let config = config.shared_budget(SharedBudget::new(MAX_REQUESTS, MAX_PARKED_BYTES));
+    let limit = options.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
     let mut servers = Vec::new();
     if let Some(addr) = &options.tcp {
         match TcpAcceptor::bind(addr.as_str()).await {
@@ -366,7 +401,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on tcp {}",
                     local(acceptor.local_addr())
                 );
-                servers.push(Listener::new(acceptor).config(config.clone()).spawn(routes));
+                servers.push(listener(acceptor, &config, limit).spawn(routes));
             }
             Err(e) => return bind_failed("tcp", addr, &e),
         }
@@ -378,7 +413,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on unix {}",
                     acceptor.path().display()
                 );
-                servers.push(Listener::new(acceptor).config(config.clone()).spawn(routes));
+                servers.push(listener(acceptor, &config, limit).spawn(routes));
             }
             Err(e) => return bind_failed("unix", &path.display().to_string(), &e),
         }
@@ -390,17 +425,31 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on ws://{}/",
                     local(acceptor.local_addr())
                 );
-                servers.push(Listener::new(acceptor).config(config.clone()).spawn(routes));
+                servers.push(listener(acceptor, &config, limit).spawn(routes));
             }
             Err(e) => return bind_failed("ws", addr, &e),
         }
     }
     let signal = signals.recv().await;
     eprintln!("spec_server: {signal}, shutting down");
-    for server in servers {
-        server.shutdown(GRACE).await;
-    }
+    // Every socket stops accepting at once, then the connections drain.
+    shutdown_all(servers, GRACE).await;
     ExitCode::SUCCESS
+}
+
+/// A listener with the server's config, connection limit and failure report.
+fn listener<A: Acceptor>(acceptor: A, config: &Config, limit: usize) -> Listener<A> {
+    Listener::new(acceptor)
+        .config(config.clone())
+        .connection_limit(limit)
+        .on_close(report_failure)
+}
+
+/// Prints why a connection failed (a client that broke the framing, say).
+fn report_failure(addr: &PeerAddr, reason: &CloseReason) {
+    if let CloseReason::Transport(e) = reason {
+        eprintln!("spec_server: connection {addr} failed: {e}");
+    }
 }
 
 fn local(addr: std::io::Result<std::net::SocketAddr>) -> String {

@@ -242,3 +242,68 @@ async fn spec_server_over_tcp_with_content_length_framing() {
     client.close(Duration::from_secs(1)).await;
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn shutdown_all_stops_every_listener_accepting_before_any_drains() {
+    use jsonrpc_runtime::server::shutdown_all;
+    use jsonrpc_runtime::transport::UnixAcceptor;
+    use std::sync::Arc;
+    use tokio::sync::Semaphore;
+
+    let release = Arc::new(Semaphore::new(0));
+    let held = release.clone();
+    let router = Router::new().request("hold", move |(): (), _: Context| {
+        let held = held.clone();
+        async move {
+            held.acquire().await.expect("open").forget();
+            Ok::<_, ErrorObject>("released")
+        }
+    });
+    let (acceptor, addr) = bind().await;
+    let tcp = Listener::new(acceptor).spawn(router.clone());
+    let dir = tempdir();
+    let path = dir.join("rpc.sock");
+    let unix = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router);
+
+    // A request in flight on the TCP server keeps it draining.
+    let client = connect(addr).await;
+    let call = tokio::spawn(async move { client.call::<String>("hold", ()).await });
+    tokio::time::timeout(ANSWER_TIMEOUT, async {
+        while tcp.live_connections() == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .unwrap();
+    // Listed first: shut down one after another, the Unix socket would
+    // accept until the TCP server had drained.
+    let shutdown = tokio::spawn(shutdown_all([tcp, unix], Duration::from_secs(60)));
+    tokio::time::timeout(ANSWER_TIMEOUT, async {
+        while tokio::net::UnixStream::connect(&path).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the Unix socket stops accepting while the TCP server drains");
+    assert!(!shutdown.is_finished(), "the TCP server is still draining");
+    release.add_permits(1);
+    assert_eq!(call.await.unwrap().unwrap(), "released");
+    tokio::time::timeout(ANSWER_TIMEOUT, shutdown)
+        .await
+        .expect("shutdown ends once the request is answered")
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A fresh directory for socket files.
+fn tempdir() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "listener-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -126,3 +126,55 @@ async fn test_progress_reports_arrive_in_order_before_the_answer() {
     }
     assert_eq!(values, (1..=20).collect::<Vec<_>>());
 }
+
+/// Runs `spec_server ARGS` with `input` on stdin: its stdout, stderr and
+/// exit code.
+async fn run_with_input(args: &[&str], input: &[u8]) -> (String, String, Option<i32>) {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = tokio::process::Command::new(tests::example_path("spec_server"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).await.unwrap();
+    // Stdin stays open: the server must end the connection by itself.
+    let out = tokio::time::timeout(tests::ANSWER_TIMEOUT * 3, child.wait_with_output())
+        .await
+        .expect("spec_server exits on its own")
+        .unwrap();
+    drop(stdin);
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[tokio::test]
+async fn a_broken_header_is_answered_reported_and_ends_with_exit_code_1() {
+    let (stdout, stderr, code) =
+        run_with_input(&["--content-length"], b"Content-Length: lots\r\n\r\n{}").await;
+    assert!(stdout.contains("-32700"), "{stdout}");
+    assert!(stdout.contains("Content-Length: lots"), "{stdout}");
+    assert!(
+        stderr.contains("the connection failed") && stderr.contains("Content-Length: lots"),
+        "{stderr}"
+    );
+    assert_eq!(code, Some(1));
+}
+
+#[tokio::test]
+async fn a_declared_length_over_the_cap_is_refused_reported_and_closes() {
+    let (stdout, stderr, code) = run_with_input(
+        &["--content-length"],
+        b"Content-Length: 18446744073709551615\r\n\r\n{}",
+    )
+    .await;
+    assert!(stdout.contains("-32600"), "{stdout}");
+    assert!(stderr.contains("over the limit"), "{stderr}");
+    assert_eq!(code, Some(1));
+}
