@@ -121,8 +121,8 @@ impl Transport {
             + 'static,
     {
         let inbound =
-            FramedRead::new(read, codec.clone()).map(|item| item.map_err(TransportError::from));
-        let outbound = FramedWrite::new(write, codec).sink_map_err(TransportError::from);
+            framed_read(read, codec.clone()).map(|item| item.map_err(TransportError::from));
+        let outbound = framed_write(write, codec).sink_map_err(TransportError::from);
         Transport::new(inbound, outbound)
     }
 
@@ -194,4 +194,26 @@ impl Sink<Bytes> for Transport {
     ) -> Poll<Result<(), TransportError>> {
         self.outbound.as_mut().poll_close(cx)
     }
+}
+
+/// What the read and write buffers of a byte-stream transport start with:
+/// enough for the small messages most traffic is, so an idle connection
+/// stays small. They grow with the traffic (and keep what they grew to).
+const INITIAL_BUFFER: usize = 1024;
+
+/// How much the write buffer gathers before it is written out, once it has
+/// grown: bursts of small frames go out in few writes.
+const WRITE_GATHER: usize = 8 * 1024;
+
+/// A framed reader with a small initial buffer (see [`INITIAL_BUFFER`]).
+pub(crate) fn framed_read<R: AsyncRead, C: Decoder>(read: R, codec: C) -> FramedRead<R, C> {
+    FramedRead::with_capacity(read, codec, INITIAL_BUFFER)
+}
+
+/// A framed writer with a small initial buffer that still gathers bursts
+/// (see [`WRITE_GATHER`]).
+pub(crate) fn framed_write<W: AsyncWrite, C>(write: W, codec: C) -> FramedWrite<W, C> {
+    let mut framed = FramedWrite::with_capacity(write, codec, INITIAL_BUFFER);
+    framed.set_backpressure_boundary(WRITE_GATHER);
+    framed
 }

@@ -338,10 +338,17 @@ where
     Ok(websocket_transport(ws))
 }
 
+/// The WebSocket settings: the frame cap, and buffers sized for an idle
+/// connection to stay small (tungstenite's defaults reserve 128 KiB to read
+/// into and gather up to 128 KiB before writing). Reads come in chunks of
+/// 4 KiB; writes gather up to 8 KiB, so bursts of small frames still go out
+/// in few writes.
 fn ws_config(config: &Config) -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(config.max_frame_len))
         .max_frame_size(Some(config.max_frame_len))
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(8 * 1024)
 }
 
 fn ws_error(

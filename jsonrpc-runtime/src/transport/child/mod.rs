@@ -261,7 +261,7 @@ impl ChildProcess {
             stderr: Mutex::new(Capture::default()),
             stderr_done: CancellationToken::new(),
             stdin: Mutex::new(StdinSlot {
-                writer: Some(FramedWrite::new(stdin, codec.clone())),
+                writer: Some(super::framed_write(stdin, codec.clone())),
                 waker: None,
             }),
             kill: CancellationToken::new(),
@@ -271,7 +271,7 @@ impl ChildProcess {
         tokio::spawn(reap(child, shared.clone(), drain));
 
         let inbound = InboundHalf {
-            frames: FramedRead::new(stdout, codec),
+            frames: super::framed_read(stdout, codec),
             shared: shared.clone(),
             state: ReadState::Reading,
             _guard: guard.clone(),
