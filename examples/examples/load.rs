@@ -46,7 +46,7 @@ use bytes::Bytes;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hdrhistogram::Histogram;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use jsonrpc_runtime::codec::{Frame, Framing};
 use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Request};
 use jsonrpc_runtime::transport::{ChildHandle, TransportError};
@@ -650,9 +650,15 @@ impl Summary {
 fn progress_bar(calls: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(calls), ProgressDrawTarget::stderr());
     let style = ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} answered, {per_sec}, eta {eta}",
+        "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} answered, {rate} calls/s, eta {eta}",
     )
     .expect("a valid progress template")
+    .with_key(
+        "rate",
+        |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.0}", state.per_sec());
+        },
+    )
     .progress_chars("=> ");
     bar.set_style(style);
     bar
