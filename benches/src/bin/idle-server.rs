@@ -20,10 +20,10 @@ fn main() -> std::io::Result<()> {
     let runtime = jsonrpc_benches::runtime();
     runtime.block_on(async {
         let config = jsonrpc_benches::config();
-        let router = hand_router(Arc::new(State::default())).request(
-            "heap",
-            |(): (), _: Context| async { Ok::<_, ErrorObject>(alloc::snapshot().live) },
-        );
+        let router = hand_router(Arc::new(State::default()))
+            .request("heap", |(): (), _: Context| async {
+                Ok::<_, ErrorObject>(alloc::snapshot().live)
+            });
         let server = match kind.as_str() {
             "ws" => {
                 let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?;

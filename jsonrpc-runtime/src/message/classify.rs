@@ -1,6 +1,7 @@
 //! Classifying one inbound frame: the nine rules, borrowing from the frame.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -118,16 +119,16 @@ pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> Class
             Id::NULL,
             ErrorObject::invalid_request("a message must be a JSON object"),
         )),
-        Top::Batch(_) | Top::OverCap(_) if options.batches == Batches::Refuse => {
+        Top::Batch(_) | Top::OverCap if options.batches == Batches::Refuse => {
             ClassifiedFrame::Single(refuse(
                 Id::NULL,
                 ErrorObject::invalid_request("batches are not accepted"),
             ))
         }
-        Top::OverCap(len) => ClassifiedFrame::Single(refuse(
+        Top::OverCap => ClassifiedFrame::Single(refuse(
             Id::NULL,
             ErrorObject::invalid_request(format!(
-                "a batch of {len} elements is over the limit of {}",
+                "a batch of more than {} elements is over the limit",
                 options.max_batch_len
             )),
         )),
@@ -373,22 +374,38 @@ struct Envelope<'a> {
 enum Top<'a> {
     Object(Envelope<'a>),
     Batch(Vec<Element<'a>>),
-    /// A batch longer than the cap, skipped after the cap: its length.
-    OverCap(usize),
+    /// A batch longer than the cap; nothing after the element past the cap
+    /// is read.
+    OverCap,
     Other,
 }
 
 /// Reads a frame's top level, keeping at most `cap` batch elements.
+///
+/// Reading stops at the first element past the cap, so a frame of millions
+/// of tiny elements costs no more than one of `cap + 1`.
 fn read_top(text: &str, cap: usize) -> serde_json::Result<Top<'_>> {
+    let over_cap = Cell::new(false);
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let top = TopSeed { cap }.deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(top)
+    let seed = TopSeed {
+        cap,
+        over_cap: &over_cap,
+    };
+    match seed.deserialize(&mut deserializer) {
+        Ok(top) => {
+            deserializer.end()?;
+            Ok(top)
+        }
+        Err(_) if over_cap.get() => Ok(Top::OverCap),
+        Err(e) => Err(e),
+    }
 }
 
-/// The top level, with the batch cap.
-struct TopSeed {
+/// The top level, with the batch cap: past it, reading stops with an error
+/// and `over_cap` set.
+struct TopSeed<'c> {
     cap: usize,
+    over_cap: &'c Cell<bool>,
 }
 
 enum Element<'a> {
@@ -485,14 +502,15 @@ fn visit_envelope<'de, A: MapAccess<'de>>(mut map: A) -> Result<Envelope<'de>, A
     Ok(env)
 }
 
-impl<'de> DeserializeSeed<'de> for TopSeed {
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
     type Value = Top<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Top<'de>, D::Error> {
-        struct TopVisitor {
+        struct TopVisitor<'c> {
             cap: usize,
+            over_cap: &'c Cell<bool>,
         }
-        impl<'de> Visitor<'de> for TopVisitor {
+        impl<'de> Visitor<'de> for TopVisitor<'_> {
             type Value = Top<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON-RPC message or batch")
@@ -503,27 +521,28 @@ impl<'de> DeserializeSeed<'de> for TopSeed {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top<'de>, A::Error> {
                 let hint = seq.size_hint().unwrap_or(4).min(64).min(self.cap);
                 let mut elements = Vec::with_capacity(hint);
-                while elements.len() < self.cap {
+                loop {
+                    if elements.len() == self.cap {
+                        return match seq.next_element::<IgnoredAny>()? {
+                            None => Ok(Top::Batch(elements)),
+                            Some(_) => {
+                                self.over_cap.set(true);
+                                Err(de::Error::custom("the batch is over the cap"))
+                            }
+                        };
+                    }
                     match seq.next_element::<Element<'de>>()? {
                         Some(element) => elements.push(element),
                         None => return Ok(Top::Batch(elements)),
                     }
                 }
-                // At the cap: anything more is only checked to be JSON, and
-                // counted for the answer.
-                let mut len = elements.len();
-                while seq.next_element::<IgnoredAny>()?.is_some() {
-                    len += 1;
-                }
-                Ok(if len > elements.len() {
-                    Top::OverCap(len)
-                } else {
-                    Top::Batch(elements)
-                })
             }
             serde_other_scalars!(Top::Other);
         }
-        deserializer.deserialize_any(TopVisitor { cap: self.cap })
+        deserializer.deserialize_any(TopVisitor {
+            cap: self.cap,
+            over_cap: self.over_cap,
+        })
     }
 }
 
