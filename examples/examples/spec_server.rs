@@ -18,6 +18,9 @@
 //! bound. Newline-delimited by default; `--content-length` switches stdio and
 //! the TCP and Unix sockets to LSP framing (WebSocket has its own framing).
 //!
+//! `--record FILE` (stdio) writes every frame in and out to FILE as JSON
+//! Lines; `cargo run --example replay -- FILE --child "..."` plays it back.
+//!
 //! On stdio it exits once stdin ends and every answer is written, or on
 //! `exit`: 0 when `shutdown` came first, else 1; a stream it cannot read
 //! (a broken `Content-Length` header, say) is answered -32700 when it can
@@ -55,6 +58,7 @@ struct Options {
     unix: Option<PathBuf>,
     ws: Option<String>,
     max_connections: Option<usize>,
+    record: Option<PathBuf>,
 }
 
 impl Options {
@@ -71,6 +75,7 @@ impl Options {
                 "--tcp" => options.tcp = Some(value("--tcp")?),
                 "--unix" => options.unix = Some(PathBuf::from(value("--unix")?)),
                 "--ws" => options.ws = Some(value("--ws")?),
+                "--record" => options.record = Some(PathBuf::from(value("--record")?)),
                 "--max-connections" => {
                     let n = value("--max-connections")?;
                     match n.parse::<usize>() {
@@ -96,8 +101,8 @@ impl Options {
 
 const USAGE: &str =
     "usage: spec_server [--content-length | --lsp] [--tcp ADDR] [--unix PATH] [--ws ADDR]
-                   [--max-connections N]
-  with no socket option, serves stdin/stdout";
+                   [--max-connections N] [--record FILE]
+  with no socket option, serves stdin/stdout (--record writes the session to FILE as JSON Lines)";
 
 /// Connections served at once on each socket unless `--max-connections`
 /// says otherwise; more wait in the backlog.
@@ -362,6 +367,16 @@ async fn main() -> ExitCode {
             eprintln!("spec_server: cannot open stdio: {e}");
             return ExitCode::FAILURE;
         }
+    };
+    let transport = match &options.record {
+        Some(path) => match transport.recorded(path) {
+            Ok(transport) => transport,
+            Err(e) => {
+                eprintln!("spec_server: cannot record to {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        None => transport,
     };
     let spec = Arc::new(Spec::default());
     let peer = Peer::builder()

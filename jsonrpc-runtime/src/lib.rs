@@ -41,6 +41,26 @@
 //! assert_eq!(sum, 5);
 //! # });
 //! ```
+//!
+//! # Observability
+//!
+//! The runtime reports through [`tracing`](https://docs.rs/tracing), on
+//! targets a filter can pick (for example `RUST_LOG` with
+//! `tracing-subscriber`'s `EnvFilter`):
+//!
+//! | target | level | what |
+//! |---|---|---|
+//! | `jsonrpc_runtime::wire` | `trace` | every frame in and out: `connection`, `direction`, `frame` |
+//! | `jsonrpc_runtime::request` | `debug` | a span `request{method, id, connection}` per inbound request, which its handler runs in (so the handler's own events carry it), and an event when it is answered: result or error `code`, `elapsed_us` |
+//! | `jsonrpc_runtime::protocol` | `debug` | every message refused at admission: `id`, `code`, `message` |
+//! | `jsonrpc_runtime` | `debug`, `warn`, `error` | connections closing and why; broken framing (`warn`); panicking handlers (`error`) |
+//!
+//! `RUST_LOG=jsonrpc_runtime=debug` tells what each request did;
+//! `RUST_LOG=jsonrpc_runtime::wire=trace` shows the traffic (a subscriber
+//! writing to stderr never mixes it into a stdio transport's stdout). With
+//! no subscriber, or these targets off, the cost is one cached check per
+//! call site. [`Transport::recorded`] writes a session to a JSON Lines file
+//! that the `replay` example plays back against a server.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -60,6 +80,7 @@ mod peer;
 pub mod policy;
 pub mod router;
 pub mod server;
+mod trace;
 pub mod transport;
 
 pub use self::config::Config;

@@ -61,6 +61,7 @@ impl Reader {
     }
 
     fn refuse(&self, batch: Batch<'_>, id: &Id, error: &ErrorObject) {
+        crate::trace::refused(self.connection.shared.connection, id, error);
         let body = message::error_response(self.connection.shared.dialect, id, error);
         match batch {
             Some(batch) => batch.add(id, body),
@@ -319,10 +320,12 @@ impl Reader {
         if let Some(batch) = batch {
             batch.hold();
         }
+        let trace = crate::trace::request_span(shared.connection, &route.name, &id);
         let task = RequestTask {
             runner: self.runner.clone(),
             inline: connection.inline,
             job: Job {
+                trace,
                 id,
                 method: route.name.clone(),
                 cancel,

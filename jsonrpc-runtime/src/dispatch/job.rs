@@ -164,7 +164,10 @@ impl Runner for Connection {
             progress.finish();
         }
         let answer = self.decide(&task, ending);
-        self.answered(&task.method, answer.as_ref().is_some_and(|a| a.success));
+        let success = answer.as_ref().is_some_and(|a| a.success);
+        task.trace
+            .answered(answer.as_ref().map(|a| &a.body[..]), success);
+        self.answered(&task.method, success);
         let body = answer.map(|a| a.body);
         let body = match &task.ticket.batch {
             Some(batch) => batch.release(body.map(|body| (&task.id, body))),

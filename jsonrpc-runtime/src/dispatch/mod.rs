@@ -174,7 +174,10 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
             biased;
             _ = shared.close_requested.cancelled() => break End::Local,
             item = inbound.next() => match item {
-                Some(Ok(frame)) => reader.on_frame(frame).await,
+                Some(Ok(frame)) => {
+                    crate::trace::frame_in(shared.connection, &frame);
+                    reader.on_frame(frame).await
+                }
                 Some(Err(e)) => break End::Failed(e),
                 None => break End::Eof,
             },
@@ -193,7 +196,10 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
                 _ = shared.idle.notified() => {}
                 _ = shared.outbox.room(), if !shared.outbox.has_room() => {}
                 item = inbound.next(), if shared.outbox.has_room() => match item {
-                    Some(Ok(frame)) => reader.on_frame(frame).await,
+                    Some(Ok(frame)) => {
+                        crate::trace::frame_in(shared.connection, &frame);
+                        reader.on_frame(frame).await
+                    }
                     Some(Err(e)) => { end = End::Failed(e); break }
                     None => { end = End::Eof; break }
                 },
@@ -211,6 +217,7 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
         End::Failed(e) => CloseReason::Transport(Arc::new(e)),
         End::Local => CloseReason::Local,
     });
+    tracing::debug!(connection = shared.connection, %reason, "the connection is closing");
     // Nothing more will be read: no waiting call can be answered, and no
     // progress report will come.
     shared.pending.close(&reason);

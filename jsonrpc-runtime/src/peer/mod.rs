@@ -112,6 +112,8 @@ impl Drop for HandleGuard {
 /// The state shared by handles, the inbound pipeline, the writer and
 /// handlers.
 pub(crate) struct Shared {
+    /// This connection's number in the process, for logs.
+    pub(crate) connection: u64,
     pub(crate) config: Config,
     pub(crate) dialect: Dialect,
     pub(crate) outbox: Outbox,
@@ -146,7 +148,9 @@ impl Shared {
     fn new(config: Config) -> Self {
         let outbox = Outbox::new(config.outbound_budget);
         let abort_handlers = CancellationToken::new();
+        static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         Shared {
+            connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             dialect: config.parse.dialect,
             ids: ids_from(&config.id_strategy),
             config,

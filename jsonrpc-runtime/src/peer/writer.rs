@@ -51,6 +51,7 @@ async fn write_all(sink: &mut BoxSink, shared: &Shared) -> Result<(), TransportE
                 return sink.flush().await;
             };
             let len = frame.len();
+            crate::trace::frame_out(shared.connection, &frame);
             let fed = sink.feed(frame).await;
             shared.outbox.written(len);
             fed?;

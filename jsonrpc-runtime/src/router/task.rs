@@ -16,6 +16,7 @@ use crate::context::{CancelToken, ProgressSink};
 use crate::id::Id;
 use crate::message::BatchAnswers;
 use crate::policy::SharedPermit;
+use crate::trace::RequestSpan;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -85,6 +86,8 @@ pub(crate) struct Job {
     pub(crate) stop: Option<CancelToken>,
     /// Data the runner keeps with the task until it finishes.
     pub(crate) ticket: Ticket,
+    /// The span the handler runs in (disabled unless a subscriber wants it).
+    pub(crate) trace: RequestSpan,
 }
 
 /// The runner's own data about one task, carried through the route.
@@ -141,7 +144,7 @@ impl RequestTask {
         } else {
             tokio::select! {
                 biased;
-                out = super::route::catch_panic(fut) => match out {
+                out = tracing::Instrument::instrument(super::route::catch_panic(fut), job.trace.span.clone()) => match out {
                     Ok(answer) => Ending::Answered(answer),
                     Err(panic) => Ending::Panicked(panic),
                 },

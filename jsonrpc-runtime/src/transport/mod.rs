@@ -37,6 +37,7 @@ mod child;
 mod error;
 mod memory;
 mod raw;
+mod record;
 mod stdio;
 mod tcp;
 #[cfg(unix)]

@@ -1,0 +1,124 @@
+//! What the runtime tells `tracing`, on targets of its own so a filter can
+//! pick them (see the crate docs, "Observability"):
+//!
+//! * `jsonrpc_runtime::wire` (`trace`): every frame in and out, with the
+//!   connection's number and the direction;
+//! * `jsonrpc_runtime::request` (`debug`): a span per inbound request
+//!   (method, id, connection) that the handler runs in, and an event when it
+//!   is answered (outcome, error code, time taken);
+//! * `jsonrpc_runtime::protocol` (`debug`): every message refused at
+//!   admission (the error code and message sent back);
+//! * `jsonrpc_runtime` (`debug`/`warn`): connections failing or closing.
+//!
+//! With no subscriber (or these targets filtered out) each call site costs
+//! one check of a cached flag: no clock is read and nothing is formatted.
+
+use std::time::Instant;
+
+use crate::codec::Frame;
+use crate::error::ErrorObject;
+use crate::id::Id;
+
+/// A frame read from the other side.
+pub(crate) fn frame_in(connection: u64, frame: &Frame) {
+    match frame {
+        Frame::Message(bytes) => tracing::trace!(
+            target: "jsonrpc_runtime::wire",
+            connection,
+            direction = "in",
+            frame = %String::from_utf8_lossy(bytes),
+        ),
+        Frame::Refused(why) => tracing::trace!(
+            target: "jsonrpc_runtime::wire",
+            connection,
+            direction = "in",
+            refused = %why,
+        ),
+    }
+}
+
+/// A frame handed to the transport.
+pub(crate) fn frame_out(connection: u64, frame: &[u8]) {
+    tracing::trace!(
+        target: "jsonrpc_runtime::wire",
+        connection,
+        direction = "out",
+        frame = %String::from_utf8_lossy(frame),
+    );
+}
+
+/// The span an inbound request's handler runs in, and when it started
+/// (only when the span is enabled: no clock is read otherwise).
+pub(crate) fn request_span(connection: u64, method: &str, id: &Id) -> RequestSpan {
+    let span = tracing::debug_span!(
+        target: "jsonrpc_runtime::request",
+        "request",
+        method,
+        %id,
+        connection,
+    );
+    let started = (!span.is_disabled()).then(Instant::now);
+    RequestSpan { span, started }
+}
+
+/// An inbound request's span and start.
+#[derive(Debug)]
+pub(crate) struct RequestSpan {
+    pub(crate) span: tracing::Span,
+    started: Option<Instant>,
+}
+
+impl RequestSpan {
+    /// The request was answered with `body` (or, `None`, not at all: a
+    /// cancelled MCP request).
+    pub(crate) fn answered(&self, body: Option<&[u8]>, success: bool) {
+        let Some(started) = self.started else {
+            return;
+        };
+        let _in = self.span.enter();
+        let elapsed_us = started.elapsed().as_micros() as u64;
+        match body {
+            Some(_) if success => tracing::debug!(
+                target: "jsonrpc_runtime::request",
+                elapsed_us,
+                "answered with a result"
+            ),
+            Some(body) => tracing::debug!(
+                target: "jsonrpc_runtime::request",
+                elapsed_us,
+                code = error_code(body),
+                "answered with an error"
+            ),
+            None => tracing::debug!(
+                target: "jsonrpc_runtime::request",
+                elapsed_us,
+                "not answered (cancelled)"
+            ),
+        }
+    }
+}
+
+/// The `code` of an error response's body, for the log.
+fn error_code(body: &[u8]) -> i64 {
+    #[derive(serde::Deserialize)]
+    struct Body {
+        error: Code,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    serde_json::from_slice::<Body>(body).map_or(0, |b| b.error.code)
+}
+
+/// A message refused at admission, with what was sent back.
+pub(crate) fn refused(connection: u64, id: &Id, error: &ErrorObject) {
+    tracing::debug!(
+        target: "jsonrpc_runtime::protocol",
+        connection,
+        %id,
+        code = error.code.0,
+        message = %error.message,
+        "refused"
+    );
+}

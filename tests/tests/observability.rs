@@ -1,0 +1,177 @@
+//! What the runtime tells `tracing`: the wire, a span per inbound request,
+//! refusals, on the targets the crate documents.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use jsonrpc_runtime::{Config, Context, ErrorObject, Router};
+use tests::RawClient;
+
+/// Everything the subscriber writes, shared with the test.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// A current-thread runtime with a subscriber filtered by `filter`, as
+/// `RUST_LOG=filter` would.
+fn run_with_log(filter: &str, test: impl std::future::Future<Output = ()>) -> String {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test);
+    captured.text()
+}
+
+fn router() -> Router {
+    Router::new().request("add", |(a, b): (i64, i64), _: Context| async move {
+        tracing::info!(a, b, "adding");
+        Ok::<_, ErrorObject>(a + b)
+    })
+}
+
+async fn traffic() {
+    let mut raw = RawClient::start(router(), Config::default());
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 5);
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#)
+        .await;
+    assert_eq!(raw.recv().await["error"]["code"], -32601);
+}
+
+#[test]
+fn the_wire_target_shows_every_frame_in_and_out() {
+    let log = run_with_log("jsonrpc_runtime::wire=trace", traffic());
+    assert!(
+        log.contains(
+            r#"direction="in" frame={"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains(r#"direction="out" frame={"jsonrpc":"2.0","id":1,"result":5}"#),
+        "{log}"
+    );
+    assert!(!log.contains("answered"), "only the wire target: {log}");
+}
+
+#[test]
+fn debug_shows_a_span_per_request_its_outcome_and_refusals() {
+    let log = run_with_log("jsonrpc_runtime=debug,observability=info", traffic());
+    // The handler's own event runs inside the request's span.
+    let adding = log.lines().find(|l| l.contains("adding")).expect(&log);
+    assert!(
+        adding.contains(r#"request{method="add" id=1 connection="#),
+        "{adding}"
+    );
+    let answered = log
+        .lines()
+        .find(|l| l.contains("answered with a result"))
+        .expect(&log);
+    assert!(answered.contains("elapsed_us="), "{answered}");
+    let refused = log.lines().find(|l| l.contains("refused")).expect(&log);
+    assert!(
+        refused.contains("jsonrpc_runtime::protocol") && refused.contains("code=-32601"),
+        "{refused}"
+    );
+    assert!(!log.contains("direction="), "no wire at debug: {log}");
+}
+
+#[test]
+fn nothing_is_written_when_the_targets_are_off() {
+    let log = run_with_log("off", traffic());
+    assert_eq!(log, "");
+}
+
+/// Runs an example binary to the end: stdout and exit code.
+fn run(name: &str, args: &[&str], stdin: &str) -> (String, Option<i32>) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(tests::example_path(name))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (String::from_utf8(out.stdout).unwrap(), out.status.code())
+}
+
+#[test]
+fn a_recorded_session_replays_clean_and_a_changed_answer_is_reported() {
+    let dir = std::env::temp_dir().join(format!("replay-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let recording = dir.join("session.jsonl");
+    let recording = recording.to_str().unwrap();
+    let session = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#,
+        r#"{"jsonrpc":"2.0","method":"notify_hello","params":[7]}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"sum","params":[1,2,4]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"nope"}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let (out, code) = run("spec_server", &["--record", recording], &session);
+    assert_eq!(code, Some(0), "{out}");
+    let lines = std::fs::read_to_string(recording).unwrap();
+    assert_eq!(
+        lines
+            .lines()
+            .filter(|l| l.contains(r#""dir":"in""#))
+            .count(),
+        4,
+        "{lines}"
+    );
+    assert_eq!(
+        lines
+            .lines()
+            .filter(|l| l.contains(r#""dir":"out""#))
+            .count(),
+        3,
+        "{lines}"
+    );
+
+    let server = tests::example_path("spec_server");
+    let server = server.to_str().unwrap();
+    let (report, code) = run("replay", &[recording, "--child", server], "");
+    assert!(report.contains("3 answers compared, 0 differ"), "{report}");
+    assert_eq!(code, Some(0));
+
+    // The server "changed": the recorded answer to id 1 no longer matches.
+    std::fs::write(recording, lines.replace(r#""result":19"#, r#""result":20"#)).unwrap();
+    let (report, code) = run("replay", &[recording, "--child", server], "");
+    assert!(report.contains("id 1: answered"), "{report}");
+    assert!(report.contains("3 answers compared, 1 differ"), "{report}");
+    assert_eq!(code, Some(1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
