@@ -19,9 +19,15 @@ use serde_json::value::RawValue;
 use crate::context::Context;
 use crate::error::{ErrorObject, RpcError};
 
+#[cfg(feature = "tower")]
+mod layer;
 mod respond;
 mod route;
 mod task;
+
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use self::layer::{MethodStats, Metrics, MetricsService, RouteService, RpcRequest, RpcResult};
 
 pub use self::route::Route;
 pub(crate) use self::route::{catch_panic, first_step, ErasedRoute, RouteKind};
@@ -360,6 +366,20 @@ impl Router {
         }
         router.tables.push(Arc::new(table));
         router
+    }
+
+    /// Every route, of the map and of the generated tables.
+    #[cfg(feature = "tower")]
+    pub(crate) fn all_routes(&self) -> impl Iterator<Item = &Route> {
+        self.routes
+            .values()
+            .chain(self.tables.iter().flat_map(|t| t.routes().iter()))
+    }
+
+    /// Adds a route built elsewhere (a layered copy of one of this router's).
+    #[cfg(feature = "tower")]
+    pub(crate) fn insert_route(&mut self, route: Route) {
+        self.routes.insert(route.name.clone(), route);
     }
 
     /// Returns true when `method` has a route.

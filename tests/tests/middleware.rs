@@ -1,0 +1,201 @@
+//! tower layers around routes: the metrics layer, tower's own layers, and a
+//! user's layer that sees each request and can answer it itself.
+
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use jsonrpc_runtime::router::{Metrics, RpcRequest, RpcResult};
+use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Router};
+use serde_json::{json, Value};
+use tests::RawClient;
+use tower::{Layer, Service};
+
+#[rpc]
+trait Calc {
+    #[rpc(request = "add")]
+    async fn add(&self, a: i64, b: i64) -> i64;
+    #[rpc(request = "fail")]
+    async fn fail(&self) -> Result<(), ErrorObject>;
+    #[rpc(notification = "note")]
+    async fn note(&self, text: String);
+}
+
+#[derive(Clone, Default)]
+struct CalcService {
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl Calc for CalcService {
+    async fn add(&self, a: i64, b: i64) -> i64 {
+        a + b
+    }
+    async fn fail(&self) -> Result<(), ErrorObject> {
+        Err(ErrorObject::server_error(-32010, "it failed"))
+    }
+    async fn note(&self, text: String) {
+        self.notes.lock().unwrap().push(text);
+    }
+}
+
+#[tokio::test]
+async fn the_metrics_layer_counts_a_macro_routers_requests_by_method_and_outcome() {
+    let metrics = Metrics::new();
+    let service = CalcService::default();
+    let router = service.clone().into_router().layer(metrics.clone());
+    let mut raw = RawClient::start(router, Config::default());
+    for id in 1..=3 {
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "add", "params": [id, 1]}).to_string(),
+        )
+        .await;
+        assert_eq!(raw.recv().await["result"], id + 1);
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"fail"}"#)
+        .await;
+    let failed = raw.recv().await;
+    assert_eq!(failed["error"]["code"], -32010, "{failed}");
+    raw.send(r#"{"jsonrpc":"2.0","method":"note","params":["hi"]}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":10,"method":"add","params":[0,0]}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 0);
+    assert_eq!(*service.notes.lock().unwrap(), vec!["hi".to_owned()]);
+
+    let stats = metrics.snapshot();
+    assert_eq!((stats["add"].ok, stats["add"].errors), (4, 0));
+    assert_eq!((stats["fail"].ok, stats["fail"].errors), (0, 1));
+    assert_eq!(stats["note"].ok, 1);
+    let text = metrics.render_prometheus();
+    assert!(
+        text.contains(r#"jsonrpc_requests_total{method="add",outcome="ok"} 4"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"jsonrpc_request_duration_seconds_count{method="fail"} 1"#),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn towers_timeout_layer_answers_a_slow_handler_with_an_error() {
+    let router = Router::new()
+        .request("slow", |(): (), _: Context| async {
+            std::future::pending::<()>().await;
+            Ok::<_, ErrorObject>(())
+        })
+        .request("quick", |(): (), _: Context| async {
+            Ok::<_, ErrorObject>("done")
+        })
+        .layer(tower::timeout::TimeoutLayer::new(Duration::from_millis(50)));
+    let mut raw = RawClient::start(router, Config::default());
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"slow"}"#)
+        .await;
+    let answer = raw.recv().await;
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{answer}"
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"quick"}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], "done");
+}
+
+/// A layer that refuses every method but those it allows, seeing the
+/// method, id, params and context, and records what it saw.
+#[derive(Clone)]
+struct Allow {
+    allowed: &'static [&'static str],
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl<S> Layer<S> for Allow {
+    type Service = AllowService<S>;
+    fn layer(&self, inner: S) -> AllowService<S> {
+        AllowService {
+            inner,
+            allow: self.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AllowService<S> {
+    inner: S,
+    allow: Allow,
+}
+
+impl<S> Service<RpcRequest> for AllowService<S>
+where
+    S: Service<RpcRequest, Response = Box<serde_json::value::RawValue>, Error = ErrorObject>,
+    S::Future: Send + 'static,
+{
+    type Response = Box<serde_json::value::RawValue>;
+    type Error = ErrorObject;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = RpcResult> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorObject>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: RpcRequest) -> Self::Future {
+        self.allow.seen.lock().unwrap().push(json!({
+            "method": &*request.method,
+            "id": request.id.as_ref().map(ToString::to_string),
+            "params": request.params.as_ref().map(|p| p.get().to_owned()),
+            "ctx_method": request.ctx.method(),
+        }));
+        if !self.allow.allowed.contains(&&*request.method) {
+            let method = request.method.clone();
+            return Box::pin(async move {
+                Err(ErrorObject::server_error(
+                    -32050,
+                    format!("`{method}` is not allowed"),
+                ))
+            });
+        }
+        Box::pin(self.inner.call(request))
+    }
+}
+
+#[tokio::test]
+async fn a_users_layer_sees_each_request_and_can_answer_it_itself() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let router = CalcService::default().into_router().layer(Allow {
+        allowed: &["add"],
+        seen: seen.clone(),
+    });
+    let mut raw = RawClient::start(router, Config::default());
+    raw.send(r#"{"jsonrpc":"2.0","id":"a","method":"add","params":{"a":2,"b":5}}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], 7);
+    raw.send(r#"{"jsonrpc":"2.0","id":"b","method":"fail"}"#)
+        .await;
+    let refused = raw.recv().await;
+    assert_eq!(refused["error"]["code"], -32050, "{refused}");
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        json!({"method": "add", "id": "\"a\"", "params": r#"{"a":2,"b":5}"#, "ctx_method": "add"})
+    );
+}
+
+#[tokio::test]
+async fn layers_compose_with_concurrency_limits_and_respond() {
+    let router = Router::new()
+        .request("add", |(a, b): (i64, i64), _: Context| async move {
+            Ok::<_, ErrorObject>(a + b)
+        })
+        .layer(tower::limit::ConcurrencyLimitLayer::new(1))
+        .layer(Metrics::new());
+    let answer = router
+        .respond(br#"[{"jsonrpc":"2.0","id":1,"method":"add","params":[1,2]},{"jsonrpc":"2.0","id":2,"method":"add","params":["x"]}]"#)
+        .await
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer[0]["result"], 3);
+    assert_eq!(answer[1]["error"]["code"], -32602, "{answer}");
+}
