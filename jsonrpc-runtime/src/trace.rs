@@ -8,6 +8,8 @@
 //!   is answered (outcome, error code, time taken);
 //! * `jsonrpc_runtime::protocol` (`debug`): every message refused at
 //!   admission (the error code and message sent back);
+//! * `jsonrpc_runtime::call` (`debug`): each outbound call sent (method,
+//!   id) and its answer (result, or the error code);
 //! * `jsonrpc_runtime` (`debug`/`warn`): connections failing or closing.
 //!
 //! With no subscriber (or these targets filtered out) each call site costs
@@ -109,6 +111,28 @@ fn error_code(body: &[u8]) -> i64 {
         code: i64,
     }
     serde_json::from_slice::<Body>(body).map_or(0, |b| b.error.code)
+}
+
+/// An outbound call is about to be sent.
+pub(crate) fn call_sent(connection: u64, method: &str, id: &Id) {
+    tracing::debug!(target: "jsonrpc_runtime::call", connection, method, %id, "call sent");
+}
+
+/// The answer to one of this side's calls arrived: a result, or an error
+/// with `code`.
+pub(crate) fn call_answered(connection: u64, id: &Id, code: Option<i64>) {
+    match code {
+        None => {
+            tracing::debug!(target: "jsonrpc_runtime::call", connection, %id, "answered with a result");
+        }
+        Some(code) => tracing::debug!(
+            target: "jsonrpc_runtime::call",
+            connection,
+            %id,
+            code,
+            "answered with an error"
+        ),
+    }
 }
 
 /// A message refused at admission, with what was sent back.

@@ -102,6 +102,25 @@ fn debug_shows_a_span_per_request_its_outcome_and_refusals() {
 }
 
 #[test]
+fn debug_shows_this_sides_calls_and_their_answers() {
+    let log = run_with_log("jsonrpc_runtime::call=debug", async {
+        let (a, b) = jsonrpc_runtime::Transport::pair(8);
+        let _server = jsonrpc_runtime::Peer::builder().router(router()).spawn(b);
+        let client = jsonrpc_runtime::Peer::spawn(a);
+        let sum: i64 = client.call("add", (1, 2)).await.unwrap();
+        assert_eq!(sum, 3);
+        assert!(client.call::<i64>("missing", ()).await.is_err());
+    });
+    let line = |needle: &str| log.lines().find(|l| l.contains(needle)).map(str::to_owned);
+    let sent = line(r#"method="add" id=1"#).expect(&log);
+    assert!(sent.contains("call sent"), "{sent}");
+    let answered = line("answered with a result").expect(&log);
+    assert!(answered.contains("id=1"), "{answered}");
+    let failed = line("answered with an error").expect(&log);
+    assert!(failed.contains("id=2 code=-32601"), "{failed}");
+}
+
+#[test]
 fn nothing_is_written_when_the_targets_are_off() {
     let log = run_with_log("off", traffic());
     assert_eq!(log, "");

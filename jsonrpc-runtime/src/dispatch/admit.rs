@@ -144,6 +144,11 @@ impl Reader {
         let shared = &self.connection.shared;
         match shared.pending.take(id) {
             Some(slot) => {
+                let code = match &outcome {
+                    Outcome::Error(error) | Outcome::Invalid(error) => Some(error.code.0),
+                    _ => None,
+                };
+                crate::trace::call_answered(shared.connection, id, code);
                 // Every report came before the answer; the stream ends here.
                 shared.progress_subscriptions().end_call(id);
                 slot.complete(outcome)

@@ -212,6 +212,7 @@ where
                 .request_extras(&id, self.options.extras.as_ref()),
         );
         drop(self.params);
+        crate::trace::call_sent(shared.connection, self.method, &id);
         let timeout = self
             .options
             .timeout
@@ -254,6 +255,7 @@ impl Shared {
         )
         .map_err(CallError::InvalidParams)?;
         let rx = self.register::<R, E>(id)?;
+        crate::trace::call_sent(self.connection, method, id);
         if self.send_now(body).is_err() {
             self.pending.remove(id);
             return Err(CallError::Closed(self.reason_or_local()));

@@ -368,6 +368,7 @@ impl Peer {
         )
         .map_err(CallError::InvalidParams)?;
         let rx = shared.register::<R, E>(&id)?;
+        crate::trace::call_sent(shared.connection, method, &id);
         let (progress, activity) = shared
             .progress_subscriptions()
             .subscribe(token.clone(), id.clone());
