@@ -7,7 +7,8 @@
 //! (n `$/progress` notifications, then the answer), `test/slow {ms}`
 //! (cancellable with `$/cancelRequest`, answered -32800), and
 //! `initialize`/`initialized`/`shutdown`/`exit`. The methods are one `#[rpc]`
-//! trait, so the conformance tests cover generated code.
+//! trait, so the conformance tests cover generated code; `rpc.discover`
+//! answers with their OpenRPC document.
 //!
 //! `--lsp` runs the LSP preset: Content-Length framing, `initialize`
 //! required first (other requests get -32002), `shutdown`, then `exit`.
@@ -39,12 +40,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jsonrpc_runtime::codec::Framing;
+use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
 use jsonrpc_runtime::server::{shutdown_all, Listener};
 use jsonrpc_runtime::transport::{
     Acceptor, PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor,
 };
 use jsonrpc_runtime::{rpc, CloseReason, Config, Context, ErrorObject, Peer, Router, Transport};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Number, Value};
@@ -116,7 +119,7 @@ const MAX_PARKED_BYTES: usize = 512 << 20;
 const GRACE: Duration = Duration::from_secs(1);
 
 /// `[minuend, subtrahend]` or `{"minuend": .., "subtrahend": ..}`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct SubtractParams {
     minuend: Number,
     subtrahend: Number,
@@ -138,14 +141,14 @@ fn combine(a: &Number, b: &Number, sign: i64) -> Result<Number, ErrorObject> {
 }
 
 /// `{"token": .., "n": ..}` for `test/progress`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct ProgressParams {
     token: Value,
     n: u32,
 }
 
 /// `{"ms": ..}` for `test/slow`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct SlowParams {
     ms: u64,
 }
@@ -322,8 +325,14 @@ impl SpecServer for Arc<Spec> {
     }
 }
 
+/// The routes, and `rpc.discover` answering with their OpenRPC document.
 fn router(spec: Arc<Spec>) -> Router {
-    spec.into_router()
+    let document = Document::new("spec_server", env!("CARGO_PKG_VERSION"))
+        .description(
+            "The JSON-RPC 2.0 specification's examples, and methods for conformance tests.",
+        )
+        .methods(<Arc<Spec> as SpecServer>::openrpc_methods());
+    spec.into_router().discover(&document)
 }
 
 #[tokio::main(flavor = "current_thread")]

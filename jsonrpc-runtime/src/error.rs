@@ -347,6 +347,13 @@ pub trait RpcError: Sized {
     /// Recognises a wire error as one of this type's values; `None` when the
     /// code is not one of this type's or its data does not decode.
     fn from_error_object(error: &ErrorObject) -> Option<Self>;
+
+    /// The codes and messages this type's values go out with, for
+    /// descriptions of a service (OpenRPC documents). `#[derive(RpcError)]`
+    /// lists every variant; by default, none.
+    fn documented_errors() -> Vec<(i64, &'static str)> {
+        Vec::new()
+    }
 }
 
 impl RpcError for ErrorObject {

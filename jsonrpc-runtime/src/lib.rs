@@ -77,6 +77,7 @@ mod dispatch;
 pub mod error;
 mod id;
 pub mod message;
+pub mod openrpc;
 mod peer;
 pub mod policy;
 pub mod router;

@@ -21,6 +21,8 @@ pub(crate) fn expand(error: &ErrorEnum<'_>) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let into_arms = error.variants.iter().map(into_arm);
     let from_arms = error.variants.iter().map(from_arm);
+    let codes = error.variants.iter().map(|v| v.code.value);
+    let messages = error.variants.iter().map(|v| &v.message);
     quote! {
         #[automatically_derived]
         impl #impl_generics ::jsonrpc_runtime::RpcError for #ident #ty_generics #where_clause {
@@ -37,6 +39,10 @@ pub(crate) fn expand(error: &ErrorEnum<'_>) -> TokenStream {
                     #(#from_arms)*
                     _ => ::core::option::Option::None,
                 }
+            }
+
+            fn documented_errors() -> ::std::vec::Vec<(i64, &'static str)> {
+                ::std::vec![#((#codes, #messages)),*]
             }
         }
     }

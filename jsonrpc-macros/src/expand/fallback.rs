@@ -25,6 +25,8 @@ pub(super) fn service(service: &Service<'_>, errors: syn::Error) -> TokenStream 
     if methods_ok {
         item.items
             .push(syn::TraitItem::Verbatim(gen.router_method()));
+        item.items
+            .push(syn::TraitItem::Verbatim(gen.describe_method()));
     }
     let client_ok = service
         .args

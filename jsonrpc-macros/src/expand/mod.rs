@@ -12,6 +12,7 @@ use crate::ctxt::Ctxt;
 use crate::valid;
 
 mod client;
+mod describe;
 mod error;
 mod fallback;
 mod server;
@@ -256,6 +257,8 @@ impl<'a> ServiceGen<'a> {
         }
         let into_router = self.router_method();
         item.items.push(syn::TraitItem::Verbatim(into_router));
+        item.items
+            .push(syn::TraitItem::Verbatim(self.describe_method()));
         item.into_token_stream()
     }
 

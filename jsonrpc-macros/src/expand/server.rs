@@ -27,14 +27,7 @@ impl ServiceGen<'_> {
                 }
             };
         }
-        let bounds = &self.bounds;
-        // A method under `#[cfg]` may name types that exist only when it is
-        // compiled: its requirements are checked by its route instead.
-        let requirements = self
-            .methods
-            .iter()
-            .filter(|m| m.method.cfgs().next().is_none())
-            .flat_map(|m| &m.requirements);
+        let predicates = self.item_predicates();
         let structs = (0..self.shapes.len())
             .map(|index| self.params_struct(index, &format_ident!("__Params{}", index), false));
         let fields: Vec<syn::Ident> = self
@@ -82,8 +75,7 @@ impl ServiceGen<'_> {
             fn into_router(self) -> ::jsonrpc_runtime::Router
             where
                 Self: ::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync + 'static,
-                #(#bounds,)*
-                #(#requirements,)*
+                #predicates
             {
                 #(#structs)*
                 struct __Table {
@@ -116,6 +108,21 @@ impl ServiceGen<'_> {
                 })
             }
         }
+    }
+
+    /// The where-predicates of the trait items `#[rpc]` adds: the user's
+    /// `bound`s and the requirements of every method compiled
+    /// unconditionally (a method under `#[cfg]` may name types that exist
+    /// only when it is compiled: its requirements are checked by its route
+    /// instead). Identical copies on several items are reported once.
+    pub(crate) fn item_predicates(&self) -> TokenStream {
+        let bounds = &self.bounds;
+        let requirements = self
+            .methods
+            .iter()
+            .filter(|m| m.method.cfgs().next().is_none())
+            .flat_map(|m| &m.requirements);
+        quote!(#(#bounds,)* #(#requirements,)*)
     }
 
     /// One route: decode the params, call the method on the shared `self`.
