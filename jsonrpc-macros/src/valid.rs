@@ -89,7 +89,7 @@ fn generated_names(cx: &Ctxt, service: &Service<'_>) {
             cx.error_spanned_by(
                 ident,
                 format!(
-                    "`{name}` is the method `#[rpc]` adds to the trait to serve it; \
+                    "`{name}` is a function `#[rpc]` adds to the trait (to serve or describe it); \
                      rename this method and keep its wire name with `#[rpc(request = \"{wire}\")]`"
                 ),
             );
