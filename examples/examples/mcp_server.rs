@@ -37,6 +37,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Router, Transport};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Number, Value};
@@ -235,20 +236,36 @@ impl McpServer for Server {
 // ---------------------------------------------------------------------------
 // The tools: a router of their own, one route per tool.
 
-#[derive(Deserialize)]
+// Each tool's `inputSchema` is built from its argument type (schemars), so
+// the schema a client sees can never drift from what the tool decodes.
+
+#[derive(Deserialize, JsonSchema)]
 struct EchoArgs {
+    /// The text to return.
     text: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct AddArgs {
+    /// The first number.
     a: Number,
+    /// The second number.
     b: Number,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    #[schemars(range(max = MAX_SLEEP_MS))]
     ms: u64,
+}
+
+/// A tool's description, its input schema from its argument type.
+fn tool<Args: JsonSchema>(name: &str, description: &str) -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    let schema = settings.into_generator().into_root_schema_for::<Args>();
+    json!({"name": name, "description": description, "inputSchema": schema})
 }
 
 fn tools() -> Router {
@@ -264,33 +281,12 @@ fn tools() -> Router {
 
 fn tool_descriptions() -> Vec<Value> {
     vec![
-        json!({
-            "name": "echo",
-            "description": "Returns its text unchanged.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"text": {"type": "string"}},
-                "required": ["text"]
-            }
-        }),
-        json!({
-            "name": "add",
-            "description": "Adds two numbers.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                "required": ["a", "b"]
-            }
-        }),
-        json!({
-            "name": "sleep",
-            "description": "Sleeps for `ms` milliseconds, reporting progress; cancellable.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS}},
-                "required": ["ms"]
-            }
-        }),
+        tool::<EchoArgs>("echo", "Returns its text unchanged."),
+        tool::<AddArgs>("add", "Adds two numbers."),
+        tool::<SleepArgs>(
+            "sleep",
+            "Sleeps for `ms` milliseconds, reporting progress; cancellable.",
+        ),
     ]
 }
 
