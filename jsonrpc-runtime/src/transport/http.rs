@@ -79,15 +79,23 @@ impl Transport {
     ///
     /// # Examples
     ///
-    /// ```no_run
+    /// ```
     /// use jsonrpc_runtime::{Config, Peer, Transport};
+    /// # use jsonrpc_runtime::{server::HttpListener, transport::TcpAcceptor, ErrorObject, Router};
     ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let peer = Peer::spawn(Transport::http("http://127.0.0.1:8080/", &Config::default())?);
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+    /// # let url = format!("http://{}/", acceptor.local_addr()?);
+    /// # let _server = HttpListener::new(acceptor).spawn(Router::new().request(
+    /// #     "subtract", |(a, b): (i64, i64), _| async move { Ok::<_, ErrorObject>(a - b) }));
+    /// // url: "http://127.0.0.1:8080/", say
+    /// let peer = Peer::spawn(Transport::http(&url, &Config::default())?);
     /// let difference: i64 = peer.call("subtract", [42, 23]).await?;
     /// assert_eq!(difference, 19);
-    /// # Ok(())
-    /// # }
+    ///
+    /// assert!(Transport::http("https://example.com/", &Config::default()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
     /// ```
     ///
     /// # Errors
