@@ -459,6 +459,40 @@ async fn health_turns_503_during_the_drain_while_an_accepted_request_finishes() 
 }
 
 #[tokio::test]
+async fn an_http2_stream_already_open_finishes_during_the_drain() {
+    let Routes {
+        router,
+        mut started,
+        release,
+    } = routes();
+    let (server, addr) = serve_routes(router).await;
+    let mut send = http2(addr).await;
+    let uri = format!("http://{addr}/");
+    let hold = r#"{"jsonrpc":"2.0","id":7,"method":"hold"}"#;
+    let held = tokio::spawn(send.send_request(post(&uri, JSON, hold)));
+    tokio::time::timeout(ANSWER_TIMEOUT, started.recv())
+        .await
+        .expect("the slow request starts");
+    let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(60)));
+    tokio::time::timeout(ANSWER_TIMEOUT, async {
+        while TcpStream::connect(addr).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the socket stops accepting");
+    release.add_permits(1);
+    let answer = read(held.await.unwrap().expect("the open stream is answered")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.version, Version::HTTP_2);
+    assert_eq!(answer.json()["result"], "released");
+    tokio::time::timeout(ANSWER_TIMEOUT, shutdown)
+        .await
+        .expect("the drain ends once the stream is answered")
+        .unwrap();
+}
+
+#[tokio::test]
 async fn the_grace_period_cuts_off_a_request_that_does_not_finish() {
     let Routes {
         router,
@@ -547,7 +581,16 @@ fn client(addr: SocketAddr, path: &str) -> Peer {
 async fn a_peer_over_http_calls_notifies_and_bursts() {
     let (server, addr) = serve().await;
     let peer = client(addr, "/");
-    assert_eq!(peer.call::<i64>("subtract", [42, 23]).await.unwrap(), 19);
+    for _ in 0..20 {
+        assert_eq!(peer.call::<i64>("subtract", [42, 23]).await.unwrap(), 19);
+    }
+    // Calls one after another reuse kept-alive connections (one, unless a
+    // call started before the previous connection was back in the pool).
+    assert!(
+        server.live_connections() < 5,
+        "{} connections for 20 calls in a row",
+        server.live_connections()
+    );
     assert_eq!(peer.call::<i64>("sum", [1, 2, 3]).await.unwrap(), 6);
     peer.notify("log", ["hello"]).await.unwrap();
     let unknown = peer.call::<Value>("nope", ()).await.unwrap_err();
