@@ -228,7 +228,8 @@ impl<A: Acceptor> Listener<A> {
     }
 }
 
-/// A running [`Listener`]: counts its connections and shuts them down.
+/// A running [`Listener`] (or, with the `http` feature, `HttpListener`):
+/// counts its connections and shuts them down.
 ///
 /// Dropping it stops accepting and closes every connection at once; an
 /// acceptor with a socket file removes it.
@@ -305,7 +306,9 @@ impl Server {
     /// running up to `grace` to finish, as
     /// [`Peer::close`](crate::Peer::close) does. Returns once every
     /// connection has ended and the socket is closed (a Unix socket's file
-    /// removed).
+    /// removed). An HTTP server drains its own way within the same `grace`
+    /// (its health endpoint answers 503, accepted requests finish; see
+    /// `HttpListener`).
     ///
     /// # Examples
     ///

@@ -212,6 +212,11 @@ impl HttpFailure {
 
 /// The inbound half: answer bodies, and the errors made up for requests
 /// that got none.
+///
+/// Unbounded on purpose: a bounded queue could deadlock the peer (its
+/// reader waits for room in the outbound queue, the writer waits for a
+/// `POST` slot, and the `POST`s wait for room here). It holds at most the
+/// answers to what the peer sent, which its outbound budget bounds.
 struct Answers(mpsc::UnboundedReceiver<Frame>);
 
 impl Stream for Answers {
