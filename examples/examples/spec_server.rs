@@ -1,4 +1,4 @@
-//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--max-connections N]]
+//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--http ADDR] [--max-connections N] [--record FILE]]
 //!
 //! A conformance and interop server. It serves the methods of the JSON-RPC
 //! 2.0 specification's examples (`subtract`, `sum`, `get_data`, `update`,
@@ -15,9 +15,12 @@
 //!
 //! With no socket option it serves stdin/stdout. `--tcp ADDR`, `--unix PATH`
 //! and `--ws ADDR` (any combination) serve sockets instead, one peer per
-//! connection; each prints `spec_server: listening on ...` to stderr once
-//! bound. Newline-delimited by default; `--content-length` switches stdio and
-//! the TCP and Unix sockets to LSP framing (WebSocket has its own framing).
+//! connection, and `--http ADDR` serves JSON-RPC over HTTP (one message or
+//! batch per `POST` to `/`, health at `/health`; the methods that call back
+//! into the client fail there, as HTTP has no way back); each prints
+//! `spec_server: listening on ...` to stderr once bound. Newline-delimited by
+//! default; `--content-length` switches stdio and the TCP and Unix sockets to
+//! LSP framing (WebSocket and HTTP have their own framing).
 //!
 //! `--record FILE` (stdio) writes every frame in and out to FILE as JSON
 //! Lines; `cargo run --example replay -- FILE --child "..."` plays it back.
@@ -31,7 +34,7 @@
 //! flight holding 512 MiB of params, and a connection that fails is
 //! reported on stderr. SIGTERM or SIGINT stops every socket accepting at
 //! once, closes everything gracefully (running requests get a second to
-//! finish) and exits 0.
+//! finish; `/health` answers 503 meanwhile) and exits 0.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,7 +45,7 @@ use std::time::Duration;
 use jsonrpc_runtime::codec::Framing;
 use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
-use jsonrpc_runtime::server::{shutdown_all, Listener};
+use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
 use jsonrpc_runtime::transport::{
     Acceptor, PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor,
 };
@@ -60,6 +63,7 @@ struct Options {
     tcp: Option<String>,
     unix: Option<PathBuf>,
     ws: Option<String>,
+    http: Option<String>,
     max_connections: Option<usize>,
     record: Option<PathBuf>,
 }
@@ -79,6 +83,7 @@ impl Options {
                 "--unix" => options.unix = Some(PathBuf::from(value("--unix")?)),
                 "--ws" => options.ws = Some(value("--ws")?),
                 "--record" => options.record = Some(PathBuf::from(value("--record")?)),
+                "--http" => options.http = Some(value("--http")?),
                 "--max-connections" => {
                     let n = value("--max-connections")?;
                     match n.parse::<usize>() {
@@ -98,13 +103,13 @@ impl Options {
     }
 
     fn serves_sockets(&self) -> bool {
-        self.tcp.is_some() || self.unix.is_some() || self.ws.is_some()
+        self.tcp.is_some() || self.unix.is_some() || self.ws.is_some() || self.http.is_some()
     }
 }
 
 const USAGE: &str =
     "usage: spec_server [--content-length | --lsp] [--tcp ADDR] [--unix PATH] [--ws ADDR]
-                   [--max-connections N] [--record FILE]
+                   [--http ADDR] [--max-connections N] [--record FILE]
   with no socket option, serves stdin/stdout (--record writes the session to FILE as JSON Lines)";
 
 /// Connections served at once on each socket unless `--max-connections`
@@ -452,6 +457,22 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                 servers.push(listener(acceptor, &config, limit).spawn(routes));
             }
             Err(e) => return bind_failed("ws", addr, &e),
+        }
+    }
+    if let Some(addr) = &options.http {
+        match TcpAcceptor::bind(addr.as_str()).await {
+            Ok(acceptor) => {
+                eprintln!(
+                    "spec_server: listening on http://{}/",
+                    local(acceptor.local_addr())
+                );
+                let server = HttpListener::new(acceptor)
+                    .config(config.clone())
+                    .connection_limit(limit)
+                    .spawn(routes);
+                servers.push(server);
+            }
+            Err(e) => return bind_failed("http", addr, &e),
         }
     }
     let signal = signals.recv().await;

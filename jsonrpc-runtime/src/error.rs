@@ -62,6 +62,12 @@ impl ErrorCode {
     pub const CONTENT_MODIFIED: ErrorCode = ErrorCode(-32801);
     /// -32803 (LSP): the request failed although its params were valid.
     pub const REQUEST_FAILED: ErrorCode = ErrorCode(-32803);
+    /// -32100: the transport lost the request or its answer (an HTTP
+    /// `POST` that failed or got a status other than 2xx). Made up on the
+    /// calling side, never sent by the other side; its data says what
+    /// happened (for HTTP, a `transport::HttpFailure`). Inside the reserved
+    /// block, so no domain error can claim it.
+    pub const TRANSPORT_FAILED: ErrorCode = ErrorCode(-32100);
 
     /// Returns true for the five codes JSON-RPC 2.0 predefines.
     pub const fn is_predefined(self) -> bool {
@@ -94,6 +100,7 @@ impl ErrorCode {
             -32700 | -32600 => ErrorStage::Parse,
             -32601 | -32602 | -32002 => ErrorStage::Dispatch,
             -32603 | -32800 => ErrorStage::Execution,
+            -32100 => ErrorStage::Transport,
             c if c >= -32099 && c <= -32000 => ErrorStage::Execution,
             _ => ErrorStage::Application,
         }
@@ -156,6 +163,9 @@ pub enum ErrorStage {
     Execution,
     /// The handler returned one of its domain errors.
     Application,
+    /// The request or its answer was lost on the way (-32100): the other
+    /// side may or may not have run it.
+    Transport,
 }
 
 /// The error object of a JSON-RPC response: `{"code", "message", "data"?}`.

@@ -11,13 +11,21 @@
 //! |---|---|
 //! | [`message`] | the wire model: messages, classification options, extras |
 //! | [`codec`] | framers: newline-delimited and `Content-Length` |
-//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket; acceptors |
+//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket, an HTTP client; acceptors |
 //! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
 //! | [`policy`] | cancellation, progress, lifecycles, gates |
 //! | [`context`] | what a handler sees |
 //! | [`router`] | routes, replies, error mappings |
-//! | [`server`] | listeners serving many connections |
+//! | [`server`] | listeners serving many connections, and HTTP |
 //! | [`error`] | every error type, gathered |
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `macros` | yes | `#[rpc]` and `#[derive(RpcError)]` |
+//! | `websocket` | no | `Transport::connect_websocket`, `transport::WebSocketAcceptor` and the other WebSocket handshakes, on tokio-tungstenite |
+//! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `Transport::http` |
 //!
 //! # Examples
 //!

@@ -137,16 +137,18 @@ impl ContentLengthCodec {
     ///
     /// ```
     /// use bytes::BytesMut;
-    /// use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FrameRefusal};
+    /// use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FrameRefusal, FramingError};
     /// use tokio_util::codec::Decoder;
     ///
     /// let mut codec = ContentLengthCodec::with_max_frame_len(4);
-    /// let mut buf = BytesMut::from(&b"Content-Length: 7\r\n\r\n[1,2,3]Content-Length: 2\r\n\r\n[]"[..]);
+    /// let mut buf = BytesMut::from(&b"Content-Length: 2\r\n\r\n[]Content-Length: 7\r\n\r\n[1,2,3]"[..]);
+    /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
+    /// // Over the cap: refused (the peer answers it), then the stream ends.
     /// assert_eq!(
     ///     codec.decode(&mut buf)?,
     ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
     /// );
-    /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
+    /// assert!(matches!(codec.decode(&mut buf), Err(FramingError::TooLong { declared: 7, limit: 4 })));
     /// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
     /// ```
     pub fn with_max_frame_len(max_frame_len: usize) -> Self {

@@ -2,7 +2,10 @@
 //! gracefully.
 //!
 //! The TCP, Unix-socket and WebSocket servers are the same [`Listener`]
-//! with a different [`Acceptor`]. Accepting is split in two steps so that a
+//! with a different [`Acceptor`]. With the `http` feature,
+//! `HttpListener` serves a router over HTTP instead (one message or batch
+//! per `POST`, no peer per connection); it returns the same [`Server`], so
+//! [`shutdown_all`] stops it together with the others. Accepting is split in two steps so that a
 //! slow client never holds up the others: [`Acceptor::accept`] only takes
 //! the next connection off the socket, and [`Acceptor::open`] (a WebSocket
 //! handshake, say) runs on the connection's own task.
@@ -23,6 +26,13 @@ use crate::config::Config;
 use crate::peer::{CloseReason, Peer};
 use crate::router::Router;
 use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
+
+#[cfg(feature = "http")]
+mod http;
+
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use self::http::HttpListener;
 
 /// The routes for each connection a [`Listener`] accepts.
 ///
@@ -207,32 +217,19 @@ impl<A: Acceptor> Listener<A> {
     ///
     /// Panics outside a tokio runtime.
     pub fn spawn(self, routes: impl MakeRouter) -> Server {
-        let shared = Arc::new(ServerShared {
-            stop: CancellationToken::new(),
-            abort: CancellationToken::new(),
-            grace: Mutex::new(Duration::ZERO),
-            live: AtomicUsize::new(0),
-            tracker: TaskTracker::new(),
-        });
-        let limit = self.limit.map(|n| Arc::new(Semaphore::new(n)));
-        let accept = tokio::spawn(accept_loop(
-            self.acceptor,
-            ConnectionSetup {
-                config: self.config,
-                routes: Arc::new(routes),
-                on_close: self.on_close,
-            },
-            limit,
-            shared.clone(),
-        ));
-        Server {
-            shared,
-            accept: Some(accept),
-        }
+        let shared = ServerShared::new();
+        let setup = ConnectionSetup {
+            config: self.config,
+            routes: Arc::new(routes),
+            on_close: self.on_close,
+        };
+        let serve = serve_peer(&shared, &setup);
+        Server::start(self.acceptor, self.limit, shared, serve)
     }
 }
 
-/// A running [`Listener`]: counts its connections and shuts them down.
+/// A running [`Listener`] (or, with the `http` feature, `HttpListener`):
+/// counts its connections and shuts them down.
 ///
 /// Dropping it stops accepting and closes every connection at once; an
 /// acceptor with a socket file removes it.
@@ -264,7 +261,40 @@ struct ServerShared {
     tracker: TaskTracker,
 }
 
+impl ServerShared {
+    fn new() -> Arc<ServerShared> {
+        Arc::new(ServerShared {
+            stop: CancellationToken::new(),
+            abort: CancellationToken::new(),
+            grace: Mutex::new(Duration::ZERO),
+            live: AtomicUsize::new(0),
+            tracker: TaskTracker::new(),
+        })
+    }
+
+    /// The grace period [`Server::shutdown`] was given.
+    fn grace(&self) -> Duration {
+        *self.grace.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 impl Server {
+    /// Starts accepting from `acceptor` with at most `limit` connections at
+    /// once, handing each to `serve`.
+    fn start<A: Acceptor>(
+        acceptor: A,
+        limit: Option<usize>,
+        shared: Arc<ServerShared>,
+        serve: impl FnMut(&A, A::Connection, PeerAddr, Admission) + Send + 'static,
+    ) -> Server {
+        let limit = limit.map(|n| Arc::new(Semaphore::new(n)));
+        let accept = tokio::spawn(accept_loop(acceptor, limit, shared.clone(), serve));
+        Server {
+            shared,
+            accept: Some(accept),
+        }
+    }
+
     /// How many connections are open right now (accepted and not yet
     /// ended, handshakes included).
     pub fn live_connections(&self) -> usize {
@@ -276,7 +306,9 @@ impl Server {
     /// running up to `grace` to finish, as
     /// [`Peer::close`](crate::Peer::close) does. Returns once every
     /// connection has ended and the socket is closed (a Unix socket's file
-    /// removed).
+    /// removed). An HTTP server drains its own way within the same `grace`
+    /// (its health endpoint answers 503, accepted requests finish; see
+    /// `HttpListener`).
     ///
     /// # Examples
     ///
@@ -382,11 +414,24 @@ struct ConnectionSetup {
     on_close: Option<OnClose>,
 }
 
+/// What an accepted connection holds while it lives: its place in the live
+/// count and, under a connection limit, its permit.
+struct Admission {
+    _live: LiveGuard,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// Accepts connections until the server stops, within the connection limit,
+/// and hands each one to `serve` (which spawns its task on the server's
+/// tracker). Errors about one connection are skipped; others (out of file
+/// descriptors) back off and retry. The acceptor is dropped on the way out,
+/// so the socket stops accepting (and a Unix socket's file goes) as soon as
+/// the server stops.
 async fn accept_loop<A: Acceptor>(
     mut acceptor: A,
-    setup: ConnectionSetup,
     limit: Option<Arc<Semaphore>>,
     shared: Arc<ServerShared>,
+    mut serve: impl FnMut(&A, A::Connection, PeerAddr, Admission),
 ) {
     const MIN_BACKOFF: Duration = Duration::from_millis(10);
     const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -427,19 +472,32 @@ async fn accept_loop<A: Acceptor>(
             }
         };
         shared.live.fetch_add(1, Ordering::AcqRel);
-        let live = LiveGuard(shared.clone());
+        let admission = Admission {
+            _live: LiveGuard(shared.clone()),
+            _permit: permit,
+        };
+        serve(&acceptor, connection, addr, admission);
+    }
+    // The acceptor (and a Unix socket's file) goes here.
+    drop(acceptor);
+}
+
+/// Runs one peer per connection: what [`Listener::spawn`] accepts with.
+fn serve_peer<A: Acceptor>(
+    shared: &Arc<ServerShared>,
+    setup: &ConnectionSetup,
+) -> impl FnMut(&A, A::Connection, PeerAddr, Admission) {
+    let (shared, setup) = (shared.clone(), setup.clone());
+    move |acceptor, connection, addr, admission| {
         let open = acceptor.open(connection, &setup.config);
         let connection = Connection {
             shared: shared.clone(),
             setup: setup.clone(),
             addr,
-            _live: live,
-            _permit: permit,
+            _admission: admission,
         };
         shared.tracker.spawn(connection.run(open));
     }
-    // The acceptor (and a Unix socket's file) goes here.
-    drop(acceptor);
 }
 
 /// [`MakeRouter`] behind a pointer, so the accept loop is not generic over
@@ -459,8 +517,7 @@ struct Connection {
     shared: Arc<ServerShared>,
     setup: ConnectionSetup,
     addr: PeerAddr,
-    _live: LiveGuard,
-    _permit: Option<OwnedSemaphorePermit>,
+    _admission: Admission,
 }
 
 impl Connection {
@@ -483,7 +540,7 @@ impl Connection {
         let reason = tokio::select! {
             reason = peer.closed() => reason,
             () = shared.stop.cancelled() => {
-                let grace = *shared.grace.lock().unwrap_or_else(|p| p.into_inner());
+                let grace = shared.grace();
                 tokio::select! {
                     _ = peer.close(grace) => {}
                     () = shared.abort.cancelled() => { peer.close_now().await; }

@@ -13,11 +13,13 @@
 //!
 //! Beyond those: a child process over its stdin and stdout
 //! ([`ChildProcess`]), TCP ([`Transport::connect_tcp`], [`TcpAcceptor`]),
-//! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]) and,
+//! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]),
 //! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
-//! `WebSocketAcceptor`). The server side of the sockets is one
-//! [`Listener`](crate::server::Listener), generic over an [`Acceptor`],
-//! that runs one peer per connection.
+//! `WebSocketAcceptor`), and with the `http` feature, an HTTP client
+//! (`Transport::http`: one `POST` per message). The server side of the
+//! sockets is one [`Listener`](crate::server::Listener), generic over an
+//! [`Acceptor`], that runs one peer per connection; HTTP's is
+//! `server::HttpListener`.
 
 use std::fmt;
 use std::pin::Pin;
@@ -35,6 +37,8 @@ use crate::codec::{Frame, FramingError};
 mod accept;
 mod child;
 mod error;
+#[cfg(feature = "http")]
+mod http;
 mod memory;
 mod raw;
 mod record;
@@ -48,6 +52,9 @@ mod websocket;
 pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use self::http::HttpFailure;
 pub use self::raw::{RawClient, RawError, RawSendError};
 pub use self::tcp::TcpAcceptor;
 #[cfg(unix)]

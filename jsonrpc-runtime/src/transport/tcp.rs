@@ -64,9 +64,7 @@ impl Transport {
     /// # }
     /// ```
     pub fn tcp(stream: TcpStream, config: &Config) -> Transport {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
-        }
+        set_nodelay(&stream);
         let (read, write) = stream.into_split();
         Transport::from_io(read, write, config.codec())
     }
@@ -141,6 +139,9 @@ impl Acceptor for TcpAcceptor {
 
     async fn accept(&mut self) -> io::Result<(TcpStream, PeerAddr)> {
         let (stream, addr) = self.listener.accept().await?;
+        // Here rather than in `open` only, for servers that take the
+        // stream as it is (HTTP).
+        set_nodelay(&stream);
         Ok((stream, PeerAddr::Tcp(addr)))
     }
 
@@ -150,5 +151,11 @@ impl Acceptor for TcpAcceptor {
         config: &Config,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
         std::future::ready(Ok(Transport::tcp(stream, config)))
+    }
+}
+
+fn set_nodelay(stream: &TcpStream) {
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
     }
 }

@@ -1,0 +1,577 @@
+//! JSON-RPC over HTTP (feature `http`): a server that answers each `POST`
+//! body through a [`Router`], with a health endpoint for load balancers and
+//! a graceful drain. The status codes and the order of the drain are
+//! documented on [`HttpListener`].
+
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode, Version};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::{Admission, MakeRouter, MakeRouterDyn, Server, ServerShared};
+use crate::config::Config;
+use crate::message::ParseOptions;
+use crate::router::Router;
+use crate::transport::{Acceptor, PeerAddr};
+
+/// The path JSON-RPC requests are posted to unless
+/// [`HttpListener::rpc_path`] says otherwise.
+const DEFAULT_RPC_PATH: &str = "/";
+
+/// The health endpoint's path unless [`HttpListener::health_path`] says
+/// otherwise.
+const DEFAULT_HEALTH_PATH: &str = "/health";
+
+/// Serves a [`Router`] over HTTP: one JSON-RPC message or batch per `POST`.
+///
+/// Build it from an [`Acceptor`] whose connections are byte streams
+/// ([`TcpAcceptor`](crate::transport::TcpAcceptor), or
+/// [`UnixAcceptor`](crate::transport::UnixAcceptor) for HTTP over a Unix
+/// socket), set the [`Config`] (its parse options and
+/// [`max_frame_len`](Config::max_frame_len), the body size cap), the paths and
+/// an optional connection limit, then [`spawn`](Self::spawn) it. The
+/// returned [`Server`] is the same as a [`Listener`](super::Listener)'s:
+/// [`live_connections`](Server::live_connections),
+/// [`shutdown`](Server::shutdown), and [`shutdown_all`](super::shutdown_all)
+/// with the other sockets of the process.
+///
+/// HTTP/1.1 (with keep-alive) and HTTP/2 over cleartext with prior knowledge
+/// (h2c) are served on the same port; the protocol is recognised from the
+/// first bytes of each connection. Every `POST` body is one message or one
+/// batch, answered by [`Router::respond_with`] with the config's
+/// [`parse_options`](Config::parse_options):
+///
+/// | request | answer |
+/// |---|---|
+/// | `POST` to the RPC path (default `/`) with an answer owed | `200`, `Content-Type: application/json`, the response or the batch's array (JSON-RPC errors included: a body that is not JSON is `200` with -32700) |
+/// | `POST` with only notifications (or responses) | `204`, no body |
+/// | a body over [`Config::max_frame_len`] (8 MiB by default), by its `Content-Length` or while a chunked body is read | `413` |
+/// | a `Content-Type` other than `application/json` (parameters such as `; charset=utf-8` are accepted; a charset other than UTF-8 is not) | `415` |
+/// | another method on the RPC path | `405`, `Allow: POST` |
+/// | `GET` or `HEAD` on the health path (default `/health`) | `200` while serving, `503` once shutdown has begun |
+/// | another method on the health path | `405`, `Allow: GET, HEAD` |
+/// | any other path | `404` |
+///
+/// # No session, no calls back
+///
+/// HTTP has no connection a handler could call back on: each body is
+/// answered on its own. Handlers get a [`Context`](crate::Context) with no
+/// peer behind it: calls through [`Context::peer`](crate::Context::peer)
+/// fail at once with [`CallError::Closed`](crate::CallError::Closed)
+/// ([`CloseReason::Local`](crate::CloseReason::Local)), notifications with
+/// [`SendError::Closed`](crate::SendError::Closed), and the request's
+/// cancellation never fires. Protocol state that belongs to a connection (a
+/// [`Lifecycle`](crate::policy::Lifecycle), gates, progress, cancellation
+/// notifications) does not apply. The requests of a batch run one after
+/// another; separate `POST`s run concurrently.
+///
+/// # Graceful shutdown
+///
+/// [`Server::shutdown`] (or [`shutdown_all`](super::shutdown_all) with other
+/// servers) drains the server in this order:
+///
+/// 1. The socket stops accepting, together with every other server shut
+///    down with it.
+/// 2. The health path answers `503`, so a load balancer that probes over a
+///    connection still open takes the instance out.
+/// 3. Requests already accepted run to completion. An HTTP/1.1 connection
+///    stays open while the server has requests in flight, so it can carry a
+///    probe, but every response on it now says `Connection: close`: it
+///    serves at most one more request. An HTTP/2 connection gets a `GOAWAY`
+///    at once: the streams it already opened finish, new ones go elsewhere.
+/// 4. Once no request is in flight, every connection still open is closed
+///    (hyper's graceful shutdown: after the response being written, if any).
+/// 5. When the grace period ends, whatever is left is cut off: running
+///    handlers are dropped and their connections closed.
+///
+/// Dropping the [`Server`] stops everything at once.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use jsonrpc_runtime::server::HttpListener;
+/// use jsonrpc_runtime::transport::TcpAcceptor;
+/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let router = Router::new().request("subtract", |(a, b): (i64, i64), _| async move {
+///     Ok::<_, ErrorObject>(a - b)
+/// });
+/// let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+/// let addr = acceptor.local_addr()?;
+/// let server = HttpListener::new(acceptor).connection_limit(1000).spawn(router);
+///
+/// let client = Peer::spawn(Transport::http(&format!("http://{addr}/"), &Config::default())?);
+/// let difference: i64 = client.call("subtract", [42, 23]).await?;
+/// assert_eq!(difference, 19);
+///
+/// client.close(Duration::from_secs(1)).await;
+/// server.shutdown(Duration::from_secs(5)).await;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub struct HttpListener<A> {
+    acceptor: A,
+    config: Config,
+    limit: Option<usize>,
+    rpc_path: String,
+    health_path: String,
+}
+
+impl<A: fmt::Debug> fmt::Debug for HttpListener<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpListener")
+            .field("acceptor", &self.acceptor)
+            .field("config", &self.config)
+            .field("limit", &self.limit)
+            .field("rpc_path", &self.rpc_path)
+            .field("health_path", &self.health_path)
+            .finish()
+    }
+}
+
+impl<A> HttpListener<A>
+where
+    A: Acceptor,
+    A::Connection: AsyncRead + AsyncWrite + Unpin,
+{
+    /// A server taking connections from `acceptor`, with the default config,
+    /// requests posted to `/`, health at `/health`, and no connection limit.
+    ///
+    /// # Examples
+    ///
+    /// See [`HttpListener`].
+    pub fn new(acceptor: A) -> Self {
+        HttpListener {
+            acceptor,
+            config: Config::default(),
+            limit: None,
+            rpc_path: DEFAULT_RPC_PATH.to_owned(),
+            health_path: DEFAULT_HEALTH_PATH.to_owned(),
+        }
+    }
+
+    /// The config requests are read with: its
+    /// [`parse_options`](Config::parse_options) (batches, null ids, the
+    /// dialect of error answers) and its
+    /// [`max_frame_len`](Config::max_frame_len), the largest body accepted
+    /// (larger ones get `413`). Its framing and connection policies do not
+    /// apply to HTTP.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::{Config, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .config(Config::default().max_frame_len(64 * 1024))
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Serves at most `n` connections at once. While `n` are open, no more
+    /// are accepted: new clients wait in the operating system's backlog
+    /// until a connection ends. HTTP clients keep connections open between
+    /// requests (keep-alive), so count clients, not requests.
+    ///
+    /// # Examples
+    ///
+    /// See [`HttpListener`].
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is zero.
+    #[track_caller]
+    pub fn connection_limit(mut self, n: usize) -> Self {
+        assert!(n > 0, "connection_limit must be at least 1");
+        self.limit = Some(n);
+        self
+    }
+
+    /// The path JSON-RPC requests are posted to (default `/`). The query
+    /// string is ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::Router;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .rpc_path("/rpc")
+    ///     .health_path("/healthz")
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `path` does not start with `/`.
+    #[track_caller]
+    pub fn rpc_path(mut self, path: impl Into<String>) -> Self {
+        self.rpc_path = checked_path("rpc_path", path.into());
+        self
+    }
+
+    /// The path of the health endpoint (default `/health`): `GET` or `HEAD`
+    /// answers `200` while the server serves and `503` once its shutdown has
+    /// begun.
+    ///
+    /// # Examples
+    ///
+    /// See [`rpc_path`](Self::rpc_path).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `path` does not start with `/`.
+    #[track_caller]
+    pub fn health_path(mut self, path: impl Into<String>) -> Self {
+        self.health_path = checked_path("health_path", path.into());
+        self
+    }
+
+    /// The acceptor, to read its local address for example.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let listener = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?);
+    /// println!("listening on http://{}/", listener.acceptor().local_addr()?);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn acceptor(&self) -> &A {
+        &self.acceptor
+    }
+
+    /// Starts accepting: each connection's requests are answered by the
+    /// routes `routes` makes for it (a [`Router`] is cloned; a closure gets
+    /// the client's address).
+    ///
+    /// Dropping the returned [`Server`] stops it at once (see
+    /// [`Server::shutdown`] for a graceful stop).
+    ///
+    /// # Examples
+    ///
+    /// See [`HttpListener`].
+    ///
+    /// # Panics
+    ///
+    /// Panics if the RPC path and the health path are the same, and outside
+    /// a tokio runtime.
+    #[track_caller]
+    pub fn spawn(self, routes: impl MakeRouter) -> Server {
+        assert_ne!(
+            self.rpc_path, self.health_path,
+            "the RPC path and the health path must differ"
+        );
+        let shared = ServerShared::new();
+        let setup = Arc::new(HttpSetup {
+            parse: self.config.parse_options(),
+            max_body: self.config.max_frame_len,
+            rpc_path: self.rpc_path,
+            health_path: self.health_path,
+            routes: Arc::new(routes),
+            requests: TaskTracker::new(),
+        });
+        let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
+        // The timer turns on HTTP/1's header read timeout (30 seconds): a
+        // client that opens a connection and sends nothing cannot hold it.
+        builder.http1().timer(TokioTimer::new());
+        builder.http2().timer(TokioTimer::new());
+        let serve = {
+            let shared = shared.clone();
+            move |_: &A, io: A::Connection, addr: PeerAddr, admission: Admission| {
+                let connection = Arc::new(HttpConnection {
+                    router: setup.routes.make(&addr),
+                    setup: setup.clone(),
+                    server: shared.clone(),
+                    http2: AtomicBool::new(false),
+                    cut_off: CancellationToken::new(),
+                });
+                shared
+                    .tracker
+                    .spawn(connection.run(io, builder.clone(), admission));
+            }
+        };
+        Server::start(self.acceptor, self.limit, shared, serve)
+    }
+}
+
+#[track_caller]
+fn checked_path(what: &str, path: String) -> String {
+    assert!(
+        path.starts_with('/'),
+        "{what} must start with `/`, got `{path}`"
+    );
+    path
+}
+
+/// What every connection of one HTTP server shares.
+struct HttpSetup {
+    parse: ParseOptions,
+    max_body: usize,
+    rpc_path: String,
+    health_path: String,
+    routes: Arc<dyn MakeRouterDyn>,
+    /// Requests in flight across every connection; closed when the drain
+    /// begins, so waiting on it waits for the last of them.
+    requests: TaskTracker,
+}
+
+/// Runs hyper's background work (HTTP/2 streams) on the server's tracker, so
+/// a shutdown waits for it too.
+#[derive(Clone)]
+struct TrackedExecutor(TaskTracker);
+
+impl<F> hyper::rt::Executor<F> for TrackedExecutor
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, future: F) {
+        self.0.spawn(future);
+    }
+}
+
+/// One accepted connection: its routes and its part in the drain.
+struct HttpConnection {
+    router: Router,
+    setup: Arc<HttpSetup>,
+    server: Arc<ServerShared>,
+    /// Set once a request arrived over HTTP/2.
+    http2: AtomicBool,
+    /// Fired when the grace period is over: handlers still running stop.
+    cut_off: CancellationToken,
+}
+
+type Body = Full<Bytes>;
+
+impl HttpConnection {
+    /// Serves the connection until the client leaves or the server's drain
+    /// closes it (see [`HttpListener`]'s docs).
+    async fn run<I>(
+        self: Arc<Self>,
+        io: I,
+        builder: auto::Builder<TrackedExecutor>,
+        _admission: Admission,
+    ) where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let service = {
+            let this = self.clone();
+            hyper::service::service_fn(move |request| {
+                let this = this.clone();
+                async move { Ok::<_, Infallible>(this.handle(request).await) }
+            })
+        };
+        let connection = builder.serve_connection(TokioIo::new(io), service);
+        tokio::pin!(connection);
+        let server = &self.server;
+        tokio::select! {
+            biased;
+            () = server.abort.cancelled() => return self.cut_off.cancel(),
+            ended = connection.as_mut() => return log_end(ended),
+            () = server.stop.cancelled() => {}
+        }
+        self.setup.requests.close();
+        let deadline = Instant::now() + server.grace();
+        if !self.http2.load(Ordering::Acquire) {
+            // HTTP/1: open while the server drains, for one last request
+            // (its response says `Connection: close`).
+            tokio::select! {
+                biased;
+                () = server.abort.cancelled() => return self.cut_off.cancel(),
+                ended = connection.as_mut() => return log_end(ended),
+                () = tokio::time::sleep_until(deadline) => return self.cut_off.cancel(),
+                () = self.setup.requests.wait() => {}
+            }
+        }
+        connection.as_mut().graceful_shutdown();
+        tokio::select! {
+            biased;
+            () = server.abort.cancelled() => {}
+            ended = connection.as_mut() => log_end(ended),
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+        self.cut_off.cancel();
+    }
+
+    /// Answers one request; the server's drain adds `Connection: close`
+    /// (HTTP/1) and its end cuts a running handler off with `503`.
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let _in_flight = self.setup.requests.token();
+        let version = request.version();
+        if version == Version::HTTP_2 {
+            self.http2.store(true, Ordering::Release);
+        }
+        let mut response = tokio::select! {
+            biased;
+            () = self.cut_off.cancelled() => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server stopped before the request was answered\n",
+            ),
+            response = self.route(request) => response,
+        };
+        // A body left unread (413) leaves the connection out of step.
+        let last =
+            self.server.stop.is_cancelled() || response.status() == StatusCode::PAYLOAD_TOO_LARGE;
+        if version < Version::HTTP_2 && last {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
+
+    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
+        let path = request.uri().path();
+        if path == self.setup.rpc_path {
+            self.rpc(request).await
+        } else if path == self.setup.health_path {
+            self.health(request.method())
+        } else {
+            text(StatusCode::NOT_FOUND, "not found\n")
+        }
+    }
+
+    fn health(&self, method: &Method) -> Response<Body> {
+        if method != Method::GET && method != Method::HEAD {
+            return not_allowed("GET, HEAD");
+        }
+        if self.server.stop.is_cancelled() {
+            text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+        } else {
+            text(StatusCode::OK, "ok\n")
+        }
+    }
+
+    async fn rpc(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.method() != Method::POST {
+            return not_allowed("POST");
+        }
+        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+            return text(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send JSON-RPC messages as `Content-Type: application/json`\n",
+            );
+        }
+        let limit = self.setup.max_body;
+        if request.body().size_hint().lower() > limit as u64 {
+            return too_large(limit);
+        }
+        let body = match Limited::new(request.into_body(), limit).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) if e.is::<LengthLimitError>() => return too_large(limit),
+            Err(e) => {
+                tracing::debug!(error = %e, "reading a request body failed");
+                return text(StatusCode::BAD_REQUEST, "the body could not be read\n");
+            }
+        };
+        match self.router.respond_with(&body, &self.setup.parse).await {
+            Some(answer) => {
+                let mut response = Response::new(Full::new(answer));
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            }
+            None => {
+                let mut response = Response::new(Body::default());
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                response
+            }
+        }
+    }
+}
+
+/// Whether a `Content-Type` is JSON in UTF-8: `application/json`, with any
+/// parameters, but a `charset` only if it is UTF-8.
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let mut parts = value.split(';');
+    let essence = parts.next().unwrap_or_default().trim();
+    if !essence.eq_ignore_ascii_case("application/json") {
+        return false;
+    }
+    parts.all(|parameter| match parameter.split_once('=') {
+        Some((name, charset)) if name.trim().eq_ignore_ascii_case("charset") => {
+            let charset = charset.trim().trim_matches('"');
+            charset.eq_ignore_ascii_case("utf-8") || charset.eq_ignore_ascii_case("utf8")
+        }
+        _ => true,
+    })
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn not_allowed(allow: &'static str) -> Response<Body> {
+    let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// `413`; the rest of the body is not read, so an HTTP/1 connection is
+/// closed after it (see [`HttpConnection::handle`]).
+fn too_large(limit: usize) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(format!(
+        "the body is over the {limit}-byte limit\n"
+    ))));
+    *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn log_end(ended: Result<(), Box<dyn std::error::Error + Send + Sync>>) {
+    if let Err(e) = ended {
+        tracing::debug!(error = %e, "an HTTP connection failed");
+    }
+}
