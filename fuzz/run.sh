@@ -3,6 +3,7 @@
 # and prints how many inputs each one executed.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]
+#   RUNS=10000000 fuzz/run.sh 600     # stop a target at 10M executions
 #
 # cargo-fuzz needs nightly compiler flags; the machines have one stable
 # toolchain, so RUSTC_BOOTSTRAP=1 lets it use them. Each target starts from
@@ -40,7 +41,8 @@ for target in "${targets[@]}"; do
     # current directory and copies it into ours when the job ends.
     (cd "$CARGO_TARGET_DIR" && cargo fuzz run --fuzz-dir "$fuzz_dir" -s "$sanitizer" -a \
         "$target" "$work" "$fuzz_dir/corpus/$target" -- \
-        -max_total_time="$seconds" -jobs=1 -print_final_stats=1) >"$log" 2>&1 || status=$?
+        -max_total_time="$seconds" ${RUNS:+-runs="$RUNS"} -jobs=1 -print_final_stats=1) \
+        >"$log" 2>&1 || status=$?
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     line="$target: ${runs:-?} executions, ${speed:-?} exec/s"
