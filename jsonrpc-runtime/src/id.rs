@@ -147,7 +147,9 @@ impl fmt::Display for Id {
             Repr::Null => f.write_str("null"),
             Repr::Int(n) => write!(f, "{n}"),
             Repr::Big(n) => write!(f, "{n}"),
-            Repr::Str(s) => write!(f, "{s:?}"),
+            // JSON's escaping, not Rust's `{:?}`: they differ on control and
+            // non-printable characters.
+            Repr::Str(s) => f.write_str(&serde_json::to_string(&**s).map_err(|_| fmt::Error)?),
         }
     }
 }

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora in fuzz/corpus/<target>/ from the test vectors.
+
+The frames come from the raw string literals (r#"..."#) and byte string
+literals (b"...") of the integration tests; each target gets a few dozen
+seeds laid out as its input format requires (see each target's docs).
+Run from anywhere; it rewrites the seed-* files and leaves others alone.
+
+    python3 fuzz/seed_corpus.py
+"""
+
+import hashlib
+import json
+import re
+import struct
+from pathlib import Path
+
+FUZZ = Path(__file__).resolve().parent
+TESTS = FUZZ.parent / "tests" / "tests"
+PER_TARGET = 40
+
+
+def rust_strings(path):
+    """Raw strings r#"..."# and byte strings b"..." of one test file, unescaped."""
+    text = path.read_text()
+    found = [m.group(1).encode() for m in re.finditer(r'br?#"(.*?)"#', text, re.S)]
+    found += [m.group(1).encode() for m in re.finditer(r'(?<![b#])r#"(.*?)"#', text, re.S)]
+    for m in re.finditer(r'\bb"((?:[^"\\]|\\.)*)"', text):
+        found.append(unescape(m.group(1)))
+    return found
+
+
+def unescape(s):
+    out = bytearray()
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+            continue
+        nxt = s[i + 1]
+        simple = {"n": b"\n", "r": b"\r", "t": b"\t", "0": b"\0", "\\": b"\\", '"': b'"', "'": b"'"}
+        if nxt in simple:
+            out += simple[nxt]
+            i += 2
+        elif nxt == "x":
+            out.append(int(s[i + 2 : i + 4], 16))
+            i += 4
+        else:
+            out += b"\\" + nxt.encode()
+            i += 2
+    return bytes(out)
+
+
+def frames(files):
+    """JSON-looking frames from `files`, deduplicated, in a stable order."""
+    seen = []
+    for name in files:
+        for s in rust_strings(TESTS / name):
+            s = s.strip()
+            if s[:1] in (b"{", b"[") and b"\n" not in s and s not in seen and len(s) < 400:
+                seen.append(s)
+    return seen
+
+
+def spread(items, n):
+    """At most n items, spread over the whole list."""
+    if len(items) <= n:
+        return items
+    step = len(items) / n
+    return [items[int(i * step)] for i in range(n)]
+
+
+def write(target, seeds):
+    out = FUZZ / "corpus" / target
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("seed-*"):
+        old.unlink()
+    for seed in seeds:
+        name = "seed-" + hashlib.sha1(seed).hexdigest()[:16]
+        (out / name).write_bytes(seed)
+    print(f"{target}: {len(set(seeds))} seeds")
+
+
+def content_length(body):
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def ws_frame(head, payload):
+    return bytes([head]) + struct.pack(">H", len(payload)) + payload
+
+
+def main():
+    json_frames = frames(["spec_conformance.rs", "message_classify.rs", "router_respond.rs"])
+    codec_bytes = [s for s in rust_strings(TESTS / "codec_content_length.rs") if s]
+    line_bytes = [s for s in rust_strings(TESTS / "codec_lines.rs") if s]
+    picked = spread(json_frames, PER_TARGET - 8)
+
+    # classify: one byte of parse options, then the frame.
+    options = [0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x7F, 0x35]
+    write("classify", [bytes([options[i % len(options)]]) + f for i, f in enumerate(picked)]
+          + [b"\x00", b"\x00[]", b"\x00\xff\xfe", b"\x01{\"id\":1,\"method\":\"m\"}"])
+
+    # router_params: the same, plus one request per route of the target's router.
+    routes = [
+        ("add", [2, 3]), ("concat", ["a\\u00e9", "b"]), ("point", {"x": 1, "y": -2, "label": None}),
+        ("shape", {"name": "s", "points": [{"x": 0, "y": 0}], "closed": True, "tags": ["t"]}),
+        ("page", {"limit": 5}), ("page", None), ("sum", [1, 18446744073709551615]),
+        ("kind", {"struct": {"x": 1, "nested": "unit"}}), ("kind", {"tuple": [7, "c"]}),
+        ("double", [1.5e308]), ("unit", []), ("fail", [-32001, {"why": "x"}]),
+        ("raw", {"any": [1, "two"]}), ("mapped", [False, "no"]), ("whoami", None),
+        ("calc.divide", {"a": 7, "b": 0}), ("calc.greet", ["Ada", "Dr"]),
+        ("calc.log", {"message": "hi"}), ("note", ["n"]),
+    ]
+    requests = []
+    for i, (method, params) in enumerate(routes):
+        message = {"jsonrpc": "2.0", "id": i, "method": method}
+        if params is not None:
+            message["params"] = params
+        requests.append(json.dumps(message, separators=(",", ":")).encode())
+    batch = b"[" + b",".join(requests[:6]) + b",{\"jsonrpc\":\"2.0\",\"method\":\"note\",\"params\":[\"x\"]}]"
+    router_seeds = [b"\x00" + r for r in requests] + [b"\x00" + batch, b"\x01" + requests[0].replace(b'"jsonrpc":"2.0",', b"")]
+    router_seeds += [bytes([options[i % len(options)]]) + f for i, f in enumerate(spread(json_frames, PER_TARGET - len(router_seeds)))]
+    write("router_params", router_seeds)
+
+    # line_decoder: cap index, k, k chunk lengths, then the stream.
+    def chunked(flags, lens, stream):
+        return bytes([flags, len(lens)]) + bytes(lens) + stream
+
+    line_seeds = []
+    for i in range(0, len(picked) - 2, 2):
+        stream = picked[i] + b"\n" + picked[i + 1] + b"\r\n\n" + picked[i + 2]
+        line_seeds.append(chunked(7 - (i // 2) % 8, [i % 5, 3, 17][: 1 + i % 3], stream))
+    line_seeds += [chunked(i % 16, [1], s) for i, s in enumerate(line_bytes[:12])]
+    write("line_decoder", line_seeds[:PER_TARGET])
+
+    # content_length_decoder: the same layout; encoded frames and the codec tests' headers.
+    cl_seeds = []
+    for i in range(0, len(picked) - 1, 2):
+        stream = content_length(picked[i]) + b"\r\n" + content_length(picked[i + 1])
+        cl_seeds.append(chunked(7 - (i // 2) % 8, [i % 7, 19][: 1 + i % 2], stream))
+    cl_seeds = cl_seeds[: PER_TARGET - 20] + [chunked(i % 8, [2], s) for i, s in enumerate(codec_bytes[:20])]
+    write("content_length_decoder", cl_seeds)
+
+    # websocket_message: cap index, then frames (head, 16-bit length, payload).
+    fin_text, fin_binary = 0x81, 0x82
+    ws_seeds = []
+    for i, f in enumerate(picked[:24]):
+        seed = bytes([i % 4]) + ws_frame(fin_text, f)
+        if i % 3 == 1:
+            half = len(f) // 2
+            seed = bytes([i % 4]) + ws_frame(0x01, f[:half]) + ws_frame(0x89, b"ping") + ws_frame(0x80, f[half:])
+        if i % 4 == 2:
+            seed += ws_frame(fin_binary, b"\x00\x01") + ws_frame(0x88, b"\x03\xe8bye")
+        ws_seeds.append(seed)
+    ws_seeds += [
+        b"\x00" + ws_frame(fin_text, b"x" * 17),
+        b"\x01" + ws_frame(0x89, b"p" * 126),
+        b"\x02" + ws_frame(0xC1, b"{}"),
+        b"\x02" + ws_frame(0xA1, b"{}"),
+        b"\x02" + ws_frame(0x80, b"{}"),
+        b"\x02" + ws_frame(0x83, b"{}"),
+        b"\x02" + ws_frame(0x81, b"\xc3\x28"),
+        b"\x02" + ws_frame(0x88, b"\x03"),
+        b"\x03" + ws_frame(0x91, b"[1,2]"),
+        b"\x02" + ws_frame(fin_text, b"{}") + b"\x00\xff\xff" + b"\x81\x02{}",
+    ]
+    write("websocket_message", ws_seeds)
+
+
+if __name__ == "__main__":
+    main()
