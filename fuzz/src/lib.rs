@@ -6,6 +6,7 @@ use bytes::BytesMut;
 use jsonrpc_runtime::codec::{Frame, FramingError};
 use jsonrpc_runtime::message::{
     Batches, Dialect, NullId, NullParams, ParamsShape, ParseOptions, Responses,
+    DEFAULT_MAX_BATCH_LEN,
 };
 use jsonrpc_runtime::Id;
 use serde_json::Value;
@@ -137,6 +138,12 @@ pub fn parse_options(byte: u8) -> ParseOptions {
             Responses::Checked
         } else {
             Responses::NeverAnswered
+        },
+        // A small cap now and then, so batches over it are classified too.
+        max_batch_len: if byte & 128 == 0 {
+            DEFAULT_MAX_BATCH_LEN
+        } else {
+            2
         },
     }
 }

@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FramingError, LineCodec};
 use jsonrpc_runtime::message::{
     Batches, Dialect, Message, Notification, NullId, NullParams, ParamsShape, ParseOptions, Parsed,
-    Request, Response, Responses,
+    Request, Response, Responses, DEFAULT_MAX_BATCH_LEN,
 };
 use jsonrpc_runtime::{ErrorObject, Id};
 use proptest::prelude::*;
@@ -139,6 +139,8 @@ fn options(byte: u8) -> ParseOptions {
         null_params: [NullParams::Absent, NullParams::Refuse][usize::from(byte >> 4 & 1)],
         params: [ParamsShape::ObjectOrArray, ParamsShape::Object][usize::from(byte >> 5 & 1)],
         responses: [Responses::Checked, Responses::NeverAnswered][usize::from(byte >> 6 & 1)],
+        // A small cap now and then, so batches over it are classified too.
+        max_batch_len: [DEFAULT_MAX_BATCH_LEN, 2][usize::from(byte >> 7)],
     }
 }
 
