@@ -34,6 +34,8 @@ pub type SchemaGen = schemars::SchemaGenerator;
 pub struct SchemaGen(());
 
 /// One method of an `#[rpc]` trait, as `openrpc_methods()` lists it.
+// Without the `openrpc` feature nothing builds a document from the schemas.
+#[cfg_attr(not(feature = "openrpc"), allow(dead_code))]
 #[derive(Clone)]
 pub struct MethodDoc {
     pub(crate) name: &'static str,
@@ -47,6 +49,7 @@ pub struct MethodDoc {
 }
 
 /// One argument of a [`MethodDoc`].
+#[cfg_attr(not(feature = "openrpc"), allow(dead_code))]
 #[derive(Clone)]
 pub struct ParamDoc {
     pub(crate) name: &'static str,
