@@ -194,6 +194,18 @@ async fn raw(addr: SocketAddr, request: &[u8]) -> (u16, String) {
 
 const JSON: &str = "application/json";
 
+/// Waits (on events, within the answer timeout) until `addr` refuses new
+/// connections: the server has stopped accepting.
+async fn until_refused(addr: std::net::SocketAddr) {
+    tokio::time::timeout(ANSWER_TIMEOUT, async {
+        while TcpStream::connect(addr).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the socket stops accepting");
+}
+
 #[tokio::test]
 async fn a_request_is_answered_200_with_its_response_as_json() {
     let (server, addr) = serve().await;
@@ -436,13 +448,7 @@ async fn health_turns_503_during_the_drain_while_an_accepted_request_finishes() 
     let draining = send1(&mut probe, get("/health")).await;
     assert_eq!(draining.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(draining.header(header::CONNECTION), Some("close"));
-    tokio::time::timeout(ANSWER_TIMEOUT, async {
-        while TcpStream::connect(addr).await.is_ok() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the socket stops accepting");
+    until_refused(addr).await;
     assert!(
         !shutdown.is_finished(),
         "the slow request keeps it draining"
@@ -474,13 +480,7 @@ async fn an_http2_stream_already_open_finishes_during_the_drain() {
         .await
         .expect("the slow request starts");
     let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(60)));
-    tokio::time::timeout(ANSWER_TIMEOUT, async {
-        while TcpStream::connect(addr).await.is_ok() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the socket stops accepting");
+    until_refused(addr).await;
     release.add_permits(1);
     let answer = read(held.await.unwrap().expect("the open stream is answered")).await;
     assert_eq!(answer.status, StatusCode::OK);
