@@ -38,8 +38,11 @@ for target in "${targets[@]}"; do
     echo "== $target: ${seconds}s (log: $log)"
     status=0
     # With -jobs, libFuzzer writes the job's own log (fuzz-0.log) into the
-    # current directory and copies it into ours when the job ends.
-    (cd "$CARGO_TARGET_DIR" && cargo fuzz run --fuzz-dir "$fuzz_dir" -s "$sanitizer" -a \
+    # current directory and copies it into ours when the job ends: one
+    # directory per target, so runs of several targets at once keep apart.
+    rundir="$CARGO_TARGET_DIR/fuzz-run/$target"
+    mkdir -p "$rundir"
+    (cd "$rundir" && cargo fuzz run --fuzz-dir "$fuzz_dir" -s "$sanitizer" -a \
         "$target" "$work" "$fuzz_dir/corpus/$target" -- \
         -max_total_time="$seconds" ${RUNS:+-runs="$RUNS"} -jobs=1 -print_final_stats=1) \
         >"$log" 2>&1 || status=$?
