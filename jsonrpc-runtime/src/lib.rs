@@ -15,7 +15,8 @@
 //! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
 //! | [`policy`] | cancellation, progress, lifecycles, gates |
 //! | [`context`] | what a handler sees |
-//! | [`router`] | routes, replies, error mappings |
+//! | [`router`] | routes, replies, error mappings; middleware (feature `tower`) |
+//! | [`openrpc`] | method descriptions from `#[rpc]` traits; OpenRPC documents (feature `openrpc`) |
 //! | [`server`] | listeners serving many connections, and HTTP |
 //! | [`error`] | every error type, gathered |
 //!
@@ -26,6 +27,8 @@
 //! | `macros` | yes | `#[rpc]` and `#[derive(RpcError)]` |
 //! | `websocket` | no | `Transport::connect_websocket`, `transport::WebSocketAcceptor` and the other WebSocket handshakes, on tokio-tungstenite |
 //! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `Transport::http` |
+//! | `tower` | no | middleware: `Router::layer` with any tower layer, and the `router::Metrics` layer (Prometheus text) |
+//! | `openrpc` | no | `openrpc::Document` (OpenRPC 1.3 with JSON Schemas from schemars) and `Router::discover` (`rpc.discover`) |
 //!
 //! # Examples
 //!
