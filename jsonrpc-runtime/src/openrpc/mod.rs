@@ -6,10 +6,10 @@
 //! listing its methods as [`MethodDoc`]s: wire names, doc comments, params
 //! by name and position, results, and the errors its error type declares
 //! (codes and messages from `#[derive(RpcError)]`). With the `openrpc`
-//! feature, [`Document`] turns them into an OpenRPC 1.3 document whose
+//! feature, `Document` turns them into an OpenRPC 1.3 document whose
 //! JSON Schemas come from the Rust types through `schemars` (a type that
 //! does not implement `JsonSchema` is described as any value), and
-//! [`Router::discover`](crate::Router::discover) serves it.
+//! `Router::discover` serves it.
 
 use std::fmt;
 
