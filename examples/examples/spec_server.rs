@@ -1,4 +1,4 @@
-//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--http ADDR] [--max-connections N] [--record FILE]]
+//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--http ADDR] [--max-connections N] [--record FILE] [--metrics]]
 //!
 //! A conformance and interop server. It serves the methods of the JSON-RPC
 //! 2.0 specification's examples (`subtract`, `sum`, `get_data`, `update`,
@@ -21,6 +21,10 @@
 //! `spec_server: listening on ...` to stderr once bound. Newline-delimited by
 //! default; `--content-length` switches stdio and the TCP and Unix sockets to
 //! LSP framing (WebSocket and HTTP have their own framing).
+//!
+//! `--metrics` counts every request per method (the `tower` feature's
+//! metrics layer) and prints the figures as Prometheus text on stderr at
+//! exit.
 //!
 //! `--record FILE` (stdio) writes every frame in and out to FILE as JSON
 //! Lines; `cargo run --example replay -- FILE --child "..."` plays it back.
@@ -45,6 +49,7 @@ use std::time::Duration;
 use jsonrpc_runtime::codec::Framing;
 use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
+use jsonrpc_runtime::router::Metrics;
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
 use jsonrpc_runtime::transport::{
     Acceptor, PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor,
@@ -66,6 +71,7 @@ struct Options {
     http: Option<String>,
     max_connections: Option<usize>,
     record: Option<PathBuf>,
+    metrics: bool,
 }
 
 impl Options {
@@ -83,6 +89,7 @@ impl Options {
                 "--unix" => options.unix = Some(PathBuf::from(value("--unix")?)),
                 "--ws" => options.ws = Some(value("--ws")?),
                 "--record" => options.record = Some(PathBuf::from(value("--record")?)),
+                "--metrics" => options.metrics = true,
                 "--http" => options.http = Some(value("--http")?),
                 "--max-connections" => {
                     let n = value("--max-connections")?;
@@ -109,8 +116,9 @@ impl Options {
 
 const USAGE: &str =
     "usage: spec_server [--content-length | --lsp] [--tcp ADDR] [--unix PATH] [--ws ADDR]
-                   [--http ADDR] [--max-connections N] [--record FILE]
-  with no socket option, serves stdin/stdout (--record writes the session to FILE as JSON Lines)";
+                   [--http ADDR] [--max-connections N] [--record FILE] [--metrics]
+  with no socket option, serves stdin/stdout (--record writes the session to FILE as JSON Lines);
+  --metrics prints per-method counts and latencies (Prometheus text) on stderr at exit";
 
 /// Connections served at once on each socket unless `--max-connections`
 /// says otherwise; more wait in the backlog.
@@ -330,14 +338,26 @@ impl SpecServer for Arc<Spec> {
     }
 }
 
-/// The routes, and `rpc.discover` answering with their OpenRPC document.
-fn router(spec: Arc<Spec>) -> Router {
+/// The routes, and `rpc.discover` answering with their OpenRPC document;
+/// every request counted in `metrics` when it is given.
+fn router(spec: Arc<Spec>, metrics: Option<&Metrics>) -> Router {
     let document = Document::new("spec_server", env!("CARGO_PKG_VERSION"))
         .description(
             "The JSON-RPC 2.0 specification's examples, and methods for conformance tests.",
         )
         .methods(<Arc<Spec> as SpecServer>::openrpc_methods());
-    spec.into_router().discover(&document)
+    let router = spec.into_router().discover(&document);
+    match metrics {
+        Some(metrics) => router.layer(metrics.clone()),
+        None => router,
+    }
+}
+
+/// Prints the per-method figures on stderr (`--metrics`).
+fn report_metrics(metrics: Option<&Metrics>) {
+    if let Some(metrics) = metrics {
+        eprint!("{}", metrics.render_prometheus());
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -393,18 +413,21 @@ async fn main() -> ExitCode {
         None => transport,
     };
     let spec = Arc::new(Spec::default());
+    let metrics = options.metrics.then(Metrics::new);
     let peer = Peer::builder()
         .config(config)
-        .router(router(spec.clone()))
+        .router(router(spec.clone(), metrics.as_ref()))
         .spawn(transport);
     let reason = tokio::select! {
         reason = peer.closed() => reason,
         signal = signals.recv() => {
             eprintln!("spec_server: {signal}, closing");
             peer.close(GRACE).await;
+            report_metrics(metrics.as_ref());
             return ExitCode::SUCCESS;
         }
     };
+    report_metrics(metrics.as_ref());
     match (reason, spec.exit_code()) {
         (CloseReason::Exit { code }, _) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         (CloseReason::Transport(e), _) => {
@@ -419,7 +442,9 @@ async fn main() -> ExitCode {
 /// Serves every socket asked for until SIGTERM or SIGINT.
 async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals) -> ExitCode {
     // Each connection gets its own `shutdown`/`exit` state.
-    let routes = |_: &PeerAddr| router(Arc::new(Spec::default()));
+    let metrics = options.metrics.then(Metrics::new);
+    let counted = metrics.clone();
+    let routes = move |_: &PeerAddr| router(Arc::new(Spec::default()), counted.as_ref());
     let config = config.shared_budget(SharedBudget::new(MAX_REQUESTS, MAX_PARKED_BYTES));
     let limit = options.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
     let mut servers = Vec::new();
@@ -430,7 +455,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on tcp {}",
                     local(acceptor.local_addr())
                 );
-                servers.push(listener(acceptor, &config, limit).spawn(routes));
+                servers.push(listener(acceptor, &config, limit).spawn(routes.clone()));
             }
             Err(e) => return bind_failed("tcp", addr, &e),
         }
@@ -442,7 +467,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on unix {}",
                     acceptor.path().display()
                 );
-                servers.push(listener(acceptor, &config, limit).spawn(routes));
+                servers.push(listener(acceptor, &config, limit).spawn(routes.clone()));
             }
             Err(e) => return bind_failed("unix", &path.display().to_string(), &e),
         }
@@ -454,7 +479,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on ws://{}/",
                     local(acceptor.local_addr())
                 );
-                servers.push(listener(acceptor, &config, limit).spawn(routes));
+                servers.push(listener(acceptor, &config, limit).spawn(routes.clone()));
             }
             Err(e) => return bind_failed("ws", addr, &e),
         }
@@ -469,7 +494,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                 let server = HttpListener::new(acceptor)
                     .config(config.clone())
                     .connection_limit(limit)
-                    .spawn(routes);
+                    .spawn(routes.clone());
                 servers.push(server);
             }
             Err(e) => return bind_failed("http", addr, &e),
@@ -479,6 +504,7 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
     eprintln!("spec_server: {signal}, shutting down");
     // Every socket stops accepting at once, then the connections drain.
     shutdown_all(servers, GRACE).await;
+    report_metrics(metrics.as_ref());
     ExitCode::SUCCESS
 }
 

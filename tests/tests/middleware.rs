@@ -199,3 +199,40 @@ async fn layers_compose_with_concurrency_limits_and_respond() {
     assert_eq!(answer[0]["result"], 3);
     assert_eq!(answer[1]["error"]["code"], -32602, "{answer}");
 }
+
+#[test]
+fn spec_server_prints_its_metrics_as_prometheus_text_at_exit() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(tests::example_path("spec_server"))
+        .arg("--metrics")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"subtract","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"sum","params":[1,2]}"#,
+    ]
+    .join("\n")
+        + "\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for line in [
+        r#"jsonrpc_requests_total{method="subtract",outcome="ok"} 1"#,
+        r#"jsonrpc_requests_total{method="subtract",outcome="error"} 1"#,
+        r#"jsonrpc_requests_total{method="sum",outcome="ok"} 1"#,
+        r#"jsonrpc_request_duration_seconds_count{method="subtract"} 2"#,
+    ] {
+        assert!(stderr.contains(line), "{line} missing from:\n{stderr}");
+    }
+}
