@@ -128,7 +128,7 @@ pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> Class
         Top::OverCap => ClassifiedFrame::Single(refuse(
             Id::NULL,
             ErrorObject::invalid_request(format!(
-                "a batch of more than {} elements is over the limit",
+                "a batch of more than {} elements is over the limit; send it in smaller batches",
                 options.max_batch_len
             )),
         )),

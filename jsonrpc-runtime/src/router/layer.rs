@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use tower::{Layer, Service, ServiceExt as _};
 
-use super::route::{catch_panic, ErasedRoute, Route, RouteKind};
-use super::task::{Answer, BoxFuture, RequestTask};
-use super::Router;
+use super::route::{catch_panic, encode_reply, ErasedRoute, Route, RouteKind};
+use super::task::{Answer, BoxFuture};
+use super::{Reply, Router};
 use crate::context::Context;
 use crate::error::ErrorObject;
 use crate::id::Id;
-use crate::message::{self, Dialect};
+use crate::message::Dialect;
 
 /// What a layered route's services are called with: one inbound request or
 /// notification.
@@ -142,33 +142,8 @@ where
                     success: outcome.is_ok(),
                 };
             }
-            match message::response(dialect, &id, outcome.as_deref()) {
-                Ok(body) => Answer {
-                    body,
-                    success: true,
-                },
-                Err(body) => Answer {
-                    body,
-                    success: false,
-                },
-            }
+            encode_reply::<(), ErrorObject>(dialect, &id, Reply::Raw(outcome))
         }))
-    }
-
-    fn spawn(
-        &self,
-        params: Option<&RawValue>,
-        ctx: Context,
-        dialect: Dialect,
-        task: RequestTask,
-    ) -> Result<(), (ErrorObject, RequestTask)> {
-        match self.start(params, ctx, dialect) {
-            Ok(fut) => {
-                task.spawn(fut);
-                Ok(())
-            }
-            Err(error) => Err((error, task)),
-        }
     }
 
     fn invoke(

@@ -42,6 +42,8 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
     /// boxing its future; on a decoding error, gives the task back.
     // The large `Err` is the task handed back by value on the rare error
     // path, which keeps the common path free of allocations.
+    ///
+    /// By default, [`start`](Self::start)s it and spawns the boxed future.
     #[allow(clippy::result_large_err)]
     fn spawn(
         &self,
@@ -49,7 +51,15 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
         ctx: Context,
         dialect: Dialect,
         task: RequestTask,
-    ) -> Result<(), (ErrorObject, RequestTask)>;
+    ) -> Result<(), (ErrorObject, RequestTask)> {
+        match self.start(params, ctx, dialect) {
+            Ok(fut) => {
+                task.spawn(fut);
+                Ok(())
+            }
+            Err(error) => Err((error, task)),
+        }
+    }
 
     /// Decodes the params and runs the handler, yielding the raw result.
     fn invoke(
