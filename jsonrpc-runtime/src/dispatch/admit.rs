@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::job::{notification_worker, Connection, NotificationJob};
+use super::job::{notification_worker, send_answer, Connection, NotificationJob};
 use crate::codec::Frame;
 use crate::context::{CancelToken, Context, ProgressSink};
 use crate::error::{ErrorCode, ErrorObject};
@@ -55,9 +55,7 @@ impl Reader {
 
     /// Sends an answer (or a batch's array) the reader built itself.
     fn send(&self, body: Bytes) {
-        if self.connection.shared.send_now(body).is_err() {
-            tracing::debug!("dropping an answer: the connection is closed");
-        }
+        send_answer(&self.connection.shared, body);
     }
 
     fn refuse(&self, batch: Batch<'_>, id: &Id, error: &ErrorObject) {

@@ -193,7 +193,8 @@ impl Runner for Connection {
     }
 }
 
-fn send_answer(shared: &Shared, body: bytes::Bytes) {
+/// Queues an answer; one for a connection already closed is dropped.
+pub(super) fn send_answer(shared: &Shared, body: bytes::Bytes) {
     if shared.send_now(body).is_err() {
         tracing::debug!("dropping an answer: the connection is closed");
     }
