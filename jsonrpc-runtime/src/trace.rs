@@ -59,25 +59,40 @@ pub(crate) fn request_span(connection: u64, method: &str, id: &Id) -> RequestSpa
         %id,
         connection,
     );
-    let started = (!span.is_disabled()).then(Instant::now);
-    RequestSpan { span, started }
+    if span.is_disabled() {
+        return RequestSpan(None);
+    }
+    RequestSpan(Some(Box::new(Traced {
+        span,
+        started: Instant::now(),
+    })))
 }
 
-/// An inbound request's span and start.
+/// An inbound request's span and start, when a subscriber wants them: one
+/// pointer in every request's job, boxed only when enabled.
 #[derive(Debug)]
-pub(crate) struct RequestSpan {
-    pub(crate) span: tracing::Span,
-    started: Option<Instant>,
+pub(crate) struct RequestSpan(Option<Box<Traced>>);
+
+#[derive(Debug)]
+struct Traced {
+    span: tracing::Span,
+    started: Instant,
 }
 
 impl RequestSpan {
+    /// The span to run the handler in, if it is enabled.
+    pub(crate) fn span(&self) -> Option<&tracing::Span> {
+        self.0.as_ref().map(|traced| &traced.span)
+    }
+
     /// The request was answered with `body` (or, `None`, not at all: a
     /// cancelled MCP request).
     pub(crate) fn answered(&self, body: Option<&[u8]>, success: bool) {
-        let Some(started) = self.started else {
+        let Some(traced) = &self.0 else {
             return;
         };
-        let _in = self.span.enter();
+        let started = traced.started;
+        let _in = traced.span.enter();
         let elapsed_us = started.elapsed().as_micros() as u64;
         match body {
             Some(_) if success => tracing::debug!(

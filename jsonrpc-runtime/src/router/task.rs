@@ -17,6 +17,7 @@ use crate::id::Id;
 use crate::message::BatchAnswers;
 use crate::policy::SharedPermit;
 use crate::trace::RequestSpan;
+use futures_util::future::Either;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -142,9 +143,16 @@ impl RequestTask {
         let ending = if stop.is_cancelled() {
             Ending::Stopped
         } else {
+            // The handler runs in its request's span only when a subscriber
+            // wants the span: otherwise it is polled as it is.
+            let handler = super::route::catch_panic(fut);
+            let handler = match job.trace.span() {
+                None => Either::Left(handler),
+                Some(span) => Either::Right(tracing::Instrument::instrument(handler, span.clone())),
+            };
             tokio::select! {
                 biased;
-                out = tracing::Instrument::instrument(super::route::catch_panic(fut), job.trace.span.clone()) => match out {
+                out = handler => match out {
                     Ok(answer) => Ending::Answered(answer),
                     Err(panic) => Ending::Panicked(panic),
                 },
