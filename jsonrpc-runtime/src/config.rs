@@ -5,7 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::header::{HeaderMap, HeaderName, HeaderValue, InvalidHeaderValue, AUTHORIZATION};
+
 use crate::codec::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
+use crate::connection::{ConnectHook, ConnectionInfo, Refusal};
 use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{
@@ -59,6 +62,8 @@ pub struct Config {
     pub(crate) extras: Extras,
     pub(crate) extras_for: Option<ExtrasFn>,
     pub(crate) skip_blank_lines: bool,
+    pub(crate) on_connect: Option<ConnectHook>,
+    pub(crate) request_headers: HeaderMap,
 }
 
 type ExtrasFn = Arc<dyn Fn(&Id) -> Extras + Send + Sync>;
@@ -96,6 +101,8 @@ impl Default for Config {
             extras: Extras::new(),
             extras_for: None,
             skip_blank_lines: false,
+            on_connect: None,
+            request_headers: HeaderMap::new(),
         }
     }
 }
@@ -124,6 +131,8 @@ impl fmt::Debug for Config {
             .field("extras", &self.extras)
             .field("extras_for", &self.extras_for.as_ref().map(|_| ".."))
             .field("skip_blank_lines", &self.skip_blank_lines)
+            .field("on_connect", &self.on_connect.as_ref().map(|_| ".."))
+            .field("request_headers", &self.request_headers)
             .finish()
     }
 }
@@ -359,6 +368,115 @@ impl Config {
     {
         self.gate = Some(Arc::new(move || Box::new(make()) as Box<dyn Gate>));
         self
+    }
+
+    /// Installs a hook that runs once for each connection a server accepts,
+    /// before any of its messages is read: it sees who is calling (the
+    /// [`ConnectionInfo`]: the client's address, and for WebSocket and HTTP
+    /// the request's path and headers), can attach state that handlers read
+    /// back with [`Context::connection`](crate::Context::connection) (the
+    /// authenticated user), and can refuse the connection.
+    ///
+    /// Where it runs:
+    ///
+    /// - a [`Listener`](crate::server::Listener) over TCP, Unix or TLS: once
+    ///   the connection is open; a refused connection is closed (a raw
+    ///   socket has no way to say why; the reason is logged at `debug`);
+    /// - a WebSocket acceptor: during the handshake, so a refused client
+    ///   gets the [`Refusal`]'s HTTP status, headers and reason instead of
+    ///   an upgrade;
+    /// - [`HttpListener`](crate::server::HttpListener) (feature `http`): for
+    ///   every `POST`, since each is answered on its own; a refusal is the
+    ///   HTTP answer.
+    ///
+    /// Peers that are not a server's connections (stdio, child processes,
+    /// in-memory pairs) never run it. The hook is synchronous and runs on
+    /// the connection's task: check a token's signature here, and leave
+    /// slow lookups to a middleware layer or the handler, which can read
+    /// the same [`ConnectionInfo`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::connection::Refusal;
+    /// use jsonrpc_runtime::{Config, Context, ErrorObject, Router};
+    ///
+    /// #[derive(Clone)]
+    /// struct User(String);
+    ///
+    /// let config = Config::default().on_connect(|info| {
+    ///     match info.bearer_token() {
+    ///         Some("secret-for-alice") => {
+    ///             info.insert(User("alice".into()));
+    ///             Ok(())
+    ///         }
+    ///         _ => Err(Refusal::unauthorized("a valid bearer token is required")),
+    ///     }
+    /// });
+    /// let router = Router::new().request("whoami", |(): (), cx: Context| async move {
+    ///     let user = cx.connection().get::<User>().map(|u| u.0.clone());
+    ///     Ok::<_, ErrorObject>(user)
+    /// });
+    /// # let _ = (config, router);
+    /// ```
+    pub fn on_connect<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync + 'static,
+    {
+        self.on_connect = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs the [`on_connect`](Self::on_connect) hook, if there is one.
+    pub(crate) fn vet(&self, info: &mut ConnectionInfo) -> Result<(), Refusal> {
+        match &self.on_connect {
+            Some(hook) => hook(info),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds a header to the HTTP requests this config's clients send: every
+    /// `POST` of the HTTP client, and the WebSocket handshake. Repeated
+    /// names are all sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::http::{HeaderName, HeaderValue};
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default()
+    ///     .request_header(HeaderName::from_static("x-tenant"), HeaderValue::from_static("blue"));
+    /// # let _ = config;
+    /// ```
+    pub fn request_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.request_headers.append(name, value);
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with this config's client
+    /// requests (see [`request_header`](Self::request_header)), replacing an
+    /// earlier one. The value is marked sensitive: it is left out of
+    /// `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default().bearer_auth("secret-for-alice")?;
+    /// assert!(!format!("{config:?}").contains("secret-for-alice"));
+    /// # Ok::<(), jsonrpc_runtime::http::header::InvalidHeaderValue>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The token holds characters a header cannot carry (a newline).
+    pub fn bearer_auth(mut self, token: &str) -> Result<Self, InvalidHeaderValue> {
+        let mut value = HeaderValue::try_from(format!("Bearer {token}"))?;
+        value.set_sensitive(true);
+        self.request_headers.insert(AUTHORIZATION, value);
+        Ok(self)
     }
 
     /// Refuses every request with `rejection` until a request for `method`

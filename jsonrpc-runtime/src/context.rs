@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
+use crate::connection::ConnectionInfo;
 use crate::id::Id;
 use crate::message::Extras;
 use serde_json::Value;
@@ -38,6 +39,9 @@ pub struct Context {
     pub(crate) cancel: CancelToken,
     pub(crate) peer: Peer,
     pub(crate) progress: Option<Arc<ProgressSink>>,
+    /// Who is calling, for messages answered in process (the peer knows it
+    /// otherwise).
+    pub(crate) connection: Option<Arc<ConnectionInfo>>,
 }
 
 impl Context {
@@ -67,13 +71,19 @@ impl Context {
             cancel: CancelToken::Own(CancellationToken::new()),
             peer: Peer::detached(),
             progress: None,
+            connection: None,
         }
     }
 
     /// A context for a message answered in process
     /// ([`Router::respond`](crate::Router::respond)): no connection behind
     /// it, a cancellation that never fires, and nothing allocated.
-    pub(crate) fn in_process(id: Option<Id>, method: Arc<str>, extras: Option<Extras>) -> Self {
+    pub(crate) fn in_process(
+        id: Option<Id>,
+        method: Arc<str>,
+        extras: Option<Extras>,
+        connection: Option<Arc<ConnectionInfo>>,
+    ) -> Self {
         static NEVER: OnceLock<Arc<CancellationToken>> = OnceLock::new();
         let never = NEVER.get_or_init(|| Arc::new(CancellationToken::new()));
         Context {
@@ -83,12 +93,38 @@ impl Context {
             cancel: CancelToken::Shared(never.clone()),
             peer: Peer::detached(),
             progress: None,
+            connection,
         }
     }
 
     /// The request's id; `None` for a notification.
     pub fn id(&self) -> Option<&Id> {
         self.id.as_ref()
+    }
+
+    /// Who is calling: the client's address, the path and headers of the
+    /// HTTP request the connection began with (a WebSocket handshake, an
+    /// HTTP `POST`), and state a [`Config::on_connect`](crate::Config::on_connect)
+    /// hook attached, such as the authenticated user. Empty where nothing is
+    /// known (see [`ConnectionInfo`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// let router = Router::new().request("whoami", |(): (), cx: Context| async move {
+    ///     let addr = cx.connection().addr().map(|a| a.to_string());
+    ///     let agent = cx.connection().header("user-agent").map(str::to_owned);
+    ///     Ok::<_, ErrorObject>((addr, agent))
+    /// });
+    /// # let _ = router;
+    /// ```
+    pub fn connection(&self) -> &ConnectionInfo {
+        match &self.connection {
+            Some(info) => info,
+            None => self.peer.connection(),
+        }
     }
 
     /// The method name the message was sent with.
@@ -470,12 +506,31 @@ pub struct TestContext {
     work: Option<Id>,
     partial: Option<Id>,
     reports: Record,
+    connection: Option<Arc<ConnectionInfo>>,
 }
 
 impl TestContext {
     /// A context with no id (a notification's), no extras and no tokens.
     pub fn new() -> Self {
         TestContext::default()
+    }
+
+    /// What [`Context::connection`] reports: who is calling.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::context::TestContext;
+    /// use jsonrpc_runtime::ConnectionInfo;
+    ///
+    /// let mut info = ConnectionInfo::new();
+    /// info.insert(42_u32);
+    /// let cx = TestContext::new().connection(info).context();
+    /// assert_eq!(cx.connection().get::<u32>(), Some(&42));
+    /// ```
+    pub fn connection(mut self, connection: ConnectionInfo) -> Self {
+        self.connection = Some(Arc::new(connection));
+        self
     }
 
     /// The request's id.
@@ -527,6 +582,7 @@ impl TestContext {
             cancel: CancelToken::Own(self.cancel.clone()),
             peer: Peer::detached(),
             progress,
+            connection: self.connection.clone(),
         }
     }
 

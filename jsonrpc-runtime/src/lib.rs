@@ -15,6 +15,7 @@
 //! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
 //! | [`policy`] | cancellation, progress, lifecycles, gates |
 //! | [`context`] | what a handler sees |
+//! | [`connection`] | who is calling: address, path, headers, state attached at connect; refusals |
 //! | [`router`] | routes, replies, error mappings; middleware (feature `tower`) |
 //! | [`openrpc`] | method descriptions from `#[rpc]` traits; OpenRPC documents (feature `openrpc`) |
 //! | [`server`] | listeners serving many connections, and HTTP |
@@ -83,6 +84,7 @@ pub mod __private;
 // The layers, bottom up; a module imports only from those above it here.
 pub mod codec;
 pub mod config;
+pub mod connection;
 pub mod context;
 mod dispatch;
 pub mod error;
@@ -97,6 +99,7 @@ mod trace;
 pub mod transport;
 
 pub use self::config::Config;
+pub use self::connection::ConnectionInfo;
 pub use self::context::{Context, TypedContext};
 pub use self::dispatch::PeerBuilder;
 pub use self::error::{ErrorCode, ErrorObject, RpcError};
@@ -108,6 +111,11 @@ pub use self::peer::{
 pub use self::router::{Reply, Router};
 pub use self::server::Server;
 pub use self::transport::{ChildProcess, Transport};
+
+/// The `http` crate, whose header, URI and extension types
+/// [`ConnectionInfo`] and [`Config::request_header`] use: re-exported so
+/// they need no second version.
+pub use http;
 
 #[cfg(feature = "macros")]
 #[doc = include_str!("../docs/rpc.md")]

@@ -200,7 +200,11 @@ impl Reader {
     /// Step 3: the user's gate, if there is one.
     fn user_gate(&self, method: &str, id: Option<&Id>) -> Option<Decision> {
         let gate = self.connection.gate.as_ref()?;
-        Some(gate.check(GateInput { method, id }))
+        Some(gate.check(GateInput {
+            method,
+            id,
+            connection: &self.connection.shared.info,
+        }))
     }
 
     /// Step 4: the session lifecycle.
@@ -211,6 +215,7 @@ impl Reader {
             GateInput {
                 method,
                 id: Some(id),
+                connection: &self.connection.shared.info,
             },
         ) {
             Decision::Reject(error) => Some(error),
@@ -313,6 +318,7 @@ impl Reader {
             cancel: cancel.clone(),
             peer: shared.handle(slot.clone()),
             progress: progress.clone(),
+            connection: None,
         };
         if cancellable {
             connection
@@ -395,6 +401,7 @@ impl Reader {
             cancel: CancelToken::Shared(shared.abort_shared.clone()),
             peer: shared.handle(None),
             progress: None,
+            connection: None,
         };
         let mut fut = match route.handler.start(params, ctx, shared.dialect) {
             Ok(fut) => fut,
@@ -494,7 +501,11 @@ impl Reader {
         let Some(lifecycle) = &self.connection.lifecycle else {
             return true;
         };
-        let input = GateInput { method, id: None };
+        let input = GateInput {
+            method,
+            id: None,
+            connection: &self.connection.shared.info,
+        };
         if !matches!(
             crate::policy::Gate::check(lifecycle, input),
             Decision::Allow

@@ -102,7 +102,7 @@ impl PeerBuilder {
                 Ok::<_, ErrorObject>(serde_json::Map::new())
             });
         }
-        let (peer, shared, writer) = Peer::start(config, transport.outbound);
+        let (peer, shared, writer) = Peer::start(config, transport.connection, transport.outbound);
         tokio::spawn(run(shared, router, transport.inbound, writer));
         peer
     }

@@ -26,6 +26,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::connection::ConnectionInfo;
 use crate::id::Id;
 use crate::message::Dialect;
 use crate::transport::TransportError;
@@ -114,6 +115,8 @@ impl Drop for HandleGuard {
 pub(crate) struct Shared {
     /// This connection's number in the process, for logs.
     pub(crate) connection: u64,
+    /// Who is on the other side.
+    pub(crate) info: ConnectionInfo,
     pub(crate) config: Config,
     pub(crate) dialect: Dialect,
     pub(crate) outbox: Outbox,
@@ -145,12 +148,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn new(config: Config) -> Self {
+    fn new(config: Config, info: ConnectionInfo) -> Self {
         let outbox = Outbox::new(config.outbound_budget);
         let abort_handlers = CancellationToken::new();
         static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         Shared {
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
+            info,
             dialect: config.parse.dialect,
             ids: ids_from(&config.id_strategy),
             config,
@@ -340,8 +344,12 @@ impl Peer {
     /// # Panics
     ///
     /// Panics outside a tokio runtime.
-    pub(crate) fn start(config: Config, sink: BoxSink) -> (Peer, Arc<Shared>, JoinHandle<()>) {
-        let shared = Arc::new(Shared::new(config));
+    pub(crate) fn start(
+        config: Config,
+        info: ConnectionInfo,
+        sink: BoxSink,
+    ) -> (Peer, Arc<Shared>, JoinHandle<()>) {
+        let shared = Arc::new(Shared::new(config, info));
         let handle = Arc::new(HandleGuard {
             shared: shared.clone(),
         });
@@ -362,7 +370,7 @@ impl Peer {
         // One closed connection serves every detached handle.
         static DETACHED: OnceLock<Arc<Shared>> = OnceLock::new();
         let shared = DETACHED.get_or_init(|| {
-            let shared = Shared::new(Config::default());
+            let shared = Shared::new(Config::default(), ConnectionInfo::new());
             shared.outbox.writer_gone();
             shared.set_reason(CloseReason::Local);
             shared.pending.close(&CloseReason::Local);
@@ -412,6 +420,27 @@ impl Peer {
             shared.done.cancelled().await;
             shared.reason_or_local()
         }
+    }
+
+    /// What is known about the other side: its address, and for a
+    /// connection that began with an HTTP request (a WebSocket handshake)
+    /// the request's path and headers, with any state a
+    /// [`Config::on_connect`] hook attached. Empty for a client's own peer
+    /// and for transports that know nothing (see [`ConnectionInfo`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Peer, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (a, _b) = Transport::pair(8);
+    /// let peer = Peer::spawn(a);
+    /// assert!(peer.connection().headers().is_empty());
+    /// # });
+    /// ```
+    pub fn connection(&self) -> &ConnectionInfo {
+        &self.shared.info
     }
 
     /// Returns true once the connection has ended.

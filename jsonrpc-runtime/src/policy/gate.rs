@@ -1,5 +1,6 @@
 //! Gates: checks on every inbound message before it is routed.
 
+use crate::connection::ConnectionInfo;
 use crate::error::ErrorObject;
 use crate::id::Id;
 
@@ -10,6 +11,10 @@ pub struct GateInput<'a> {
     pub method: &'a str,
     /// The request id; `None` for a notification.
     pub id: Option<&'a Id>,
+    /// Who is calling (see [`ConnectionInfo`]): a gate can allow methods by
+    /// the state a [`Config::on_connect`](crate::Config::on_connect) hook
+    /// attached.
+    pub connection: &'a ConnectionInfo,
 }
 
 /// A gate's verdict on one inbound message.

@@ -1,17 +1,19 @@
 //! Answering frames in process: bytes in, bytes out, no transport and no
 //! task. What an HTTP server, a serverless function or a test needs.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
 use super::route::catch_panic;
 use super::{RouteKind, Router};
 use crate::config::DEFAULT_OUTBOUND_BUDGET;
+use crate::connection::ConnectionInfo;
 use crate::context::Context;
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, ParseOptions, RawExtras};
+use crate::policy::{Decision, Gate, GateInput};
 
 impl Router {
     /// Answers one frame (a message or a batch) in process: classifies it,
@@ -50,6 +52,52 @@ impl Router {
     /// reading it with `options` (a config's are
     /// [`Config::parse_options`](crate::Config::parse_options)).
     pub async fn respond_with(&self, frame: &[u8], options: &ParseOptions) -> Option<Bytes> {
+        self.respond_in(frame, options, None, None).await
+    }
+
+    /// Answers one frame in process as [`respond_with`](Router::respond_with)
+    /// does, for a caller described by `connection`: handlers read it from
+    /// [`Context::connection`]. What an HTTP server does with each request's
+    /// address and headers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use jsonrpc_runtime::message::ParseOptions;
+    /// use jsonrpc_runtime::{ConnectionInfo, Context, ErrorObject, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let router = Router::new().request("tenant", |(): (), cx: Context| async move {
+    ///     Ok::<_, ErrorObject>(cx.connection().header("x-tenant").map(str::to_owned))
+    /// });
+    /// let mut headers = jsonrpc_runtime::http::HeaderMap::new();
+    /// headers.insert("x-tenant", "blue".parse().unwrap());
+    /// let caller = Arc::new(ConnectionInfo::new().with_request("/".parse().unwrap(), headers));
+    /// let frame = br#"{"jsonrpc":"2.0","id":1,"method":"tenant"}"#;
+    /// let answer = router.respond_to(&caller, frame, &ParseOptions::default()).await;
+    /// assert_eq!(&answer.unwrap()[..], br#"{"jsonrpc":"2.0","id":1,"result":"blue"}"#);
+    /// # });
+    /// ```
+    pub async fn respond_to(
+        &self,
+        connection: &Arc<ConnectionInfo>,
+        frame: &[u8],
+        options: &ParseOptions,
+    ) -> Option<Bytes> {
+        self.respond_in(frame, options, Some(connection), None)
+            .await
+    }
+
+    /// The one implementation behind the `respond` methods; `gate` checks
+    /// each message first (the HTTP server builds one per `POST`).
+    pub(crate) async fn respond_in(
+        &self,
+        frame: &[u8],
+        options: &ParseOptions,
+        connection: Option<&Arc<ConnectionInfo>>,
+        gate: Option<&dyn Gate>,
+    ) -> Option<Bytes> {
         let dialect = options.dialect;
         let text = match std::str::from_utf8(frame) {
             Ok(text) => text,
@@ -59,7 +107,7 @@ impl Router {
             }
         };
         match message::classify_frame(text, options) {
-            ClassifiedFrame::Single(m) => self.answer(m, options).await,
+            ClassifiedFrame::Single(m) => self.answer(m, options, connection, gate).await,
             ClassifiedFrame::Batch(messages) => {
                 let answers = BatchAnswers::new(DEFAULT_OUTBOUND_BUDGET, dialect);
                 for m in messages {
@@ -68,7 +116,7 @@ impl Router {
                         Classified::Refused(refusal) => refusal.id.clone(),
                         _ => Id::NULL,
                     };
-                    if let Some(body) = self.answer(m, options).await {
+                    if let Some(body) = self.answer(m, options, connection, gate).await {
                         answers.add(&id, body);
                     }
                     tokio::task::consume_budget().await;
@@ -79,7 +127,13 @@ impl Router {
     }
 
     /// The answer to one classified message, if one is owed.
-    async fn answer(&self, message: Classified<'_>, options: &ParseOptions) -> Option<Bytes> {
+    async fn answer(
+        &self,
+        message: Classified<'_>,
+        options: &ParseOptions,
+        connection: Option<&Arc<ConnectionInfo>>,
+        gate: Option<&dyn Gate>,
+    ) -> Option<Bytes> {
         let dialect = options.dialect;
         let (id, method, params, extras) = match message {
             Classified::Request {
@@ -110,6 +164,22 @@ impl Router {
             id.as_ref()
                 .map(|id| message::error_response(dialect, id, &error))
         };
+        if let Some(gate) = gate {
+            static NOBODY: OnceLock<ConnectionInfo> = OnceLock::new();
+            let input = GateInput {
+                method: &method,
+                id: id.as_ref(),
+                connection: match connection {
+                    Some(info) => info,
+                    None => NOBODY.get_or_init(ConnectionInfo::new),
+                },
+            };
+            match gate.check(input) {
+                Decision::Allow => {}
+                Decision::Reject(error) => return refuse(error),
+                Decision::Drop => return None,
+            }
+        }
         let route = match self.get(&method) {
             Some(route) if id.is_none() || route.kind == RouteKind::Request => route,
             Some(_) => {
@@ -122,13 +192,23 @@ impl Router {
             }
             None => return refuse(ErrorObject::method_not_found(&method)),
         };
-        let ctx = Context::in_process(id.clone(), Arc::clone(&route.name), owned(&extras));
+        let ctx = Context::in_process(
+            id.clone(),
+            Arc::clone(&route.name),
+            owned(&extras),
+            connection.cloned(),
+        );
         let fut = match route.handler.start(params, ctx, dialect) {
             Ok(fut) => fut,
             Err(error) => return refuse(error),
         };
         let answer = match catch_panic(fut).await {
-            Ok(answer) => answer.body,
+            Ok(answer) => {
+                if let (Some(gate), Some(_)) = (gate, &id) {
+                    gate.answered(&method, answer.success);
+                }
+                answer.body
+            }
             Err(panic) => {
                 tracing::error!(method = %route.name, %panic, "a handler panicked");
                 return refuse(ErrorObject::internal_error("the handler panicked"));

@@ -23,6 +23,7 @@ use tokio_util::task::TaskTracker;
 
 use super::{Admission, MakeRouter, MakeRouterDyn, Server, ServerShared};
 use crate::config::Config;
+use crate::connection::{ConnectionInfo, Refusal};
 use crate::message::ParseOptions;
 use crate::router::Router;
 use crate::transport::{Acceptor, PeerAddr};
@@ -61,6 +62,7 @@ const DEFAULT_HEALTH_PATH: &str = "/health";
 /// | a body over [`Config::max_frame_len`] (8 MiB by default), by its `Content-Length` or while a chunked body is read | `413` |
 /// | a `Content-Type` other than `application/json` (parameters such as `; charset=utf-8` are accepted; a charset other than UTF-8 is not) | `415` |
 /// | another method on the RPC path | `405`, `Allow: POST` |
+/// | a `POST` the config's [`on_connect`](Config::on_connect) hook refused | the [`Refusal`]'s status, headers and reason |
 /// | `GET` or `HEAD` on the health path (default `/health`) | `200` while serving, `503` once shutdown has begun |
 /// | another method on the health path | `405`, `Allow: GET, HEAD` |
 /// | any other path | `404` |
@@ -73,10 +75,20 @@ const DEFAULT_HEALTH_PATH: &str = "/health";
 /// fail at once with [`CallError::Closed`](crate::CallError::Closed)
 /// ([`CloseReason::Local`](crate::CloseReason::Local)), notifications with
 /// [`SendError::Closed`](crate::SendError::Closed), and the request's
-/// cancellation never fires. Protocol state that belongs to a connection (a
-/// [`Lifecycle`](crate::policy::Lifecycle), gates, progress, cancellation
-/// notifications) does not apply. The requests of a batch run one after
+/// cancellation never fires. The requests of a batch run one after
 /// another; separate `POST`s run concurrently.
+///
+/// # Who is calling
+///
+/// Each `POST` is its own caller: the config's
+/// [`on_connect`](Config::on_connect) hook runs for each, on the client's
+/// address and the request's URI and headers (a refusal is the HTTP
+/// answer), and handlers read the result from
+/// [`Context::connection`](crate::Context::connection). The config's
+/// [`gate`](Config::gate) is built afresh for each `POST` and checks each
+/// of its messages. Protocol state that belongs to a connection (a
+/// [`Lifecycle`](crate::policy::Lifecycle), progress, cancellation
+/// notifications) does not apply.
 ///
 /// # Graceful shutdown
 ///
@@ -301,6 +313,7 @@ where
         let setup = Arc::new(HttpSetup {
             parse: self.config.parse_options(),
             max_body: self.config.max_frame_len,
+            config: self.config,
             rpc_path: self.rpc_path,
             health_path: self.health_path,
             routes: Arc::new(routes),
@@ -316,6 +329,7 @@ where
             move |_: &A, io: A::Connection, addr: PeerAddr, admission: Admission| {
                 let connection = Arc::new(HttpConnection {
                     router: setup.routes.make(&addr),
+                    addr,
                     setup: setup.clone(),
                     server: shared.clone(),
                     http2: AtomicBool::new(false),
@@ -341,6 +355,7 @@ fn checked_path(what: &str, path: String) -> String {
 
 /// What every connection of one HTTP server shares.
 struct HttpSetup {
+    config: Config,
     parse: ParseOptions,
     max_body: usize,
     rpc_path: String,
@@ -369,6 +384,7 @@ where
 /// One accepted connection: its routes and its part in the drain.
 struct HttpConnection {
     router: Router,
+    addr: PeerAddr,
     setup: Arc<HttpSetup>,
     server: Arc<ServerShared>,
     /// Set once a request arrived over HTTP/2.
@@ -492,7 +508,14 @@ impl HttpConnection {
         if request.body().size_hint().lower() > limit as u64 {
             return too_large(limit);
         }
-        let body = match Limited::new(request.into_body(), limit).collect().await {
+        let (parts, body) = request.into_parts();
+        let mut caller = ConnectionInfo::new()
+            .with_addr(self.addr.clone())
+            .with_request(parts.uri, parts.headers);
+        if let Err(refusal) = self.setup.config.vet(&mut caller) {
+            return refused(&refusal);
+        }
+        let body = match Limited::new(body, limit).collect().await {
             Ok(body) => body.to_bytes(),
             Err(e) if e.is::<LengthLimitError>() => return too_large(limit),
             Err(e) => {
@@ -500,7 +523,13 @@ impl HttpConnection {
                 return text(StatusCode::BAD_REQUEST, "the body could not be read\n");
             }
         };
-        match self.router.respond_with(&body, &self.setup.parse).await {
+        let caller = Arc::new(caller);
+        let gate = self.setup.config.gate.as_ref().map(|make| make());
+        let answer = self
+            .router
+            .respond_in(&body, &self.setup.parse, Some(&caller), gate.as_deref())
+            .await;
+        match answer {
             Some(answer) => {
                 let mut response = Response::new(Full::new(answer));
                 response.headers_mut().insert(
@@ -545,6 +574,19 @@ fn text(status: StatusCode, body: &'static str) -> Response<Body> {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
+    response
+}
+
+/// The answer to a request the config's `on_connect` hook refused.
+fn refused(refusal: &Refusal) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(format!("{}\n", refusal.reason()))));
+    *response.status_mut() = refusal.status();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.extend(refusal.headers().clone());
     response
 }
 

@@ -523,7 +523,7 @@ struct Connection {
 impl Connection {
     async fn run(self, open: impl Future<Output = Result<Transport, TransportError>>) {
         let shared = &self.shared;
-        let transport = tokio::select! {
+        let mut transport = tokio::select! {
             biased;
             () = shared.stop.cancelled() => return,
             opened = open => match opened {
@@ -533,6 +533,12 @@ impl Connection {
                 }
             },
         };
+        transport.connection.set_addr_if_unknown(&self.addr);
+        if !transport.vetted {
+            if let Err(refusal) = self.setup.config.vet(&mut transport.connection) {
+                return tracing::debug!(addr = %self.addr, %refusal, "refusing a connection");
+            }
+        }
         let peer = Peer::builder()
             .config(self.setup.config.clone())
             .router(self.setup.routes.make(&self.addr))

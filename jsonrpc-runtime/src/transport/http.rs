@@ -13,7 +13,7 @@ use futures_core::Stream;
 use futures_sink::Sink;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
-use hyper::header::{self, HeaderValue};
+use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -68,6 +68,10 @@ impl Transport {
     /// calls it carried, and the next call may reach another instance. A
     /// notification whose `POST` fails is lost (and logged).
     ///
+    /// Every `POST` carries the config's
+    /// [`request_header`](Config::request_header)s, such as a
+    /// [`bearer_auth`](Config::bearer_auth) token.
+    ///
     /// # No calls from the server
     ///
     /// Plain HTTP only lets the client speak first: the server cannot call or
@@ -121,6 +125,7 @@ impl Transport {
             client,
             uri,
             max_answer_len: config.max_frame_len,
+            headers: config.request_headers.clone(),
             dialect: config.parse_options().dialect,
             dropped: CancellationToken::new(),
         });
@@ -286,6 +291,8 @@ struct Poster {
     client: Client<HttpConnector, Full<Bytes>>,
     uri: Uri,
     max_answer_len: usize,
+    /// The config's request headers, sent with every `POST`.
+    headers: HeaderMap,
     dialect: Dialect,
     /// Fired when the sink is dropped: `POST`s in flight are abandoned.
     dropped: CancellationToken,
@@ -368,6 +375,7 @@ impl Poster {
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.uri.clone();
         let headers = request.headers_mut();
+        headers.clone_from(&self.headers);
         let json = HeaderValue::from_static("application/json");
         headers.insert(header::CONTENT_TYPE, json.clone());
         headers.insert(header::ACCEPT, json);

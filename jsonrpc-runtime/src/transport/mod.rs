@@ -33,6 +33,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
 
 use crate::codec::{Frame, FramingError};
+use crate::connection::ConnectionInfo;
 
 mod accept;
 mod child;
@@ -86,11 +87,17 @@ type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
 pub struct Transport {
     pub(crate) inbound: BoxStream,
     pub(crate) outbound: BoxSink,
+    pub(crate) connection: ConnectionInfo,
+    /// The config's `on_connect` hook has already run (during a WebSocket
+    /// handshake): a listener does not run it again.
+    pub(crate) vetted: bool,
 }
 
 impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Transport").finish_non_exhaustive()
+        f.debug_struct("Transport")
+            .field("connection", &self.connection)
+            .finish_non_exhaustive()
     }
 }
 
@@ -110,7 +117,64 @@ impl Transport {
         Transport {
             inbound: Box::pin(inbound),
             outbound: Box::pin(outbound),
+            connection: ConnectionInfo::new(),
+            vetted: false,
         }
+    }
+
+    /// What is known about the other side (see [`ConnectionInfo`]): the
+    /// peer spawned on this transport reports it through
+    /// [`Peer::connection`](crate::Peer::connection) and its handlers'
+    /// [`Context::connection`](crate::Context::connection).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Transport;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (a, _b) = Transport::pair(8);
+    /// assert!(a.connection().addr().is_none());
+    /// # });
+    /// ```
+    pub fn connection(&self) -> &ConnectionInfo {
+        &self.connection
+    }
+
+    /// The same, to change: attach state before the peer is spawned.
+    pub fn connection_mut(&mut self) -> &mut ConnectionInfo {
+        &mut self.connection
+    }
+
+    /// The transport with `connection` as what is known about the other
+    /// side, for transports built by hand (a test that plays a client with
+    /// headers, a socket type of your own).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{ConnectionInfo, Context, ErrorObject, Peer, Router, Transport};
+    ///
+    /// #[derive(Clone)]
+    /// struct Tenant(&'static str);
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (client, server) = Transport::pair(8);
+    /// let mut info = ConnectionInfo::new();
+    /// info.insert(Tenant("blue"));
+    /// let router = Router::new().request("tenant", |(): (), cx: Context| async move {
+    ///     Ok::<_, ErrorObject>(cx.connection().get::<Tenant>().map(|t| t.0))
+    /// });
+    /// let _server = Peer::builder().router(router).spawn(server.with_connection(info));
+    /// let tenant: String = Peer::spawn(client).call("tenant", ()).await?;
+    /// assert_eq!(tenant, "blue");
+    /// # Ok::<(), jsonrpc_runtime::CallError>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn with_connection(mut self, connection: ConnectionInfo) -> Self {
+        self.connection = connection;
+        self
     }
 
     /// A transport over a reader and a writer, framed by `codec`.

@@ -107,11 +107,13 @@ impl Transport {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub fn recorded(self, path: impl AsRef<Path>) -> io::Result<Transport> {
+    pub fn recorded(mut self, path: impl AsRef<Path>) -> io::Result<Transport> {
         let recorder = Arc::new(Recorder {
             start: Instant::now(),
             out: Mutex::new(BufWriter::new(File::create(path)?)),
         });
+        let connection = std::mem::take(&mut self.connection);
+        let vetted = self.vetted;
         let (sink, stream) = self.split();
         let reads = recorder.clone();
         let inbound = stream.inspect(move |item| match item {
@@ -123,6 +125,8 @@ impl Transport {
             recorder.write("out", Some(&frame), None);
             future::ready(Ok(frame))
         });
-        Ok(Transport::new(inbound, outbound))
+        let mut recorded = Transport::new(inbound, outbound).with_connection(connection);
+        recorded.vetted = vetted;
+        Ok(recorded)
     }
 }

@@ -15,6 +15,7 @@ use super::Transport;
 use super::TransportError;
 use super::{Acceptor, PeerAddr};
 use crate::config::Config;
+use crate::connection::ConnectionInfo;
 
 impl Transport {
     /// Connects to a TCP server, framed as `config` says.
@@ -65,8 +66,15 @@ impl Transport {
     /// ```
     pub fn tcp(stream: TcpStream, config: &Config) -> Transport {
         set_nodelay(&stream);
+        let peer = stream.peer_addr();
         let (read, write) = stream.into_split();
-        Transport::from_io(read, write, config.codec())
+        let transport = Transport::from_io(read, write, config.codec());
+        match peer {
+            Ok(addr) => {
+                transport.with_connection(ConnectionInfo::new().with_addr(PeerAddr::Tcp(addr)))
+            }
+            Err(_) => transport,
+        }
     }
 }
 

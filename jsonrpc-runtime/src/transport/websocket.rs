@@ -44,6 +44,8 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::time::Sleep;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
+use tokio_tungstenite::tungstenite::handshake::client::Request;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
@@ -54,6 +56,7 @@ use super::{Acceptor, PeerAddr};
 use super::{TransportError, WebSocketError};
 use crate::codec::{Frame, FrameRefusal};
 use crate::config::Config;
+use crate::connection::ConnectionInfo;
 
 /// How long this side waits for the other side's close reply.
 const CLOSE_LINGER: Duration = Duration::from_secs(2);
@@ -65,7 +68,9 @@ const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 impl Transport {
     /// Connects to a WebSocket server at `url` (`ws://host:port/path`).
     ///
-    /// Only the config's frame size cap applies (framing is WebSocket's).
+    /// Only the config's frame size cap applies (framing is WebSocket's),
+    /// and its [`request_header`](Config::request_header)s (a bearer token,
+    /// say) go with the handshake.
     /// For `wss://`, open the TLS stream yourself and use
     /// [`websocket_client`](Self::websocket_client).
     ///
@@ -186,7 +191,10 @@ impl Transport {
 
     /// Runs the server side of a WebSocket handshake over `stream` (an
     /// accepted TCP or TLS stream), and returns the transport. Any request
-    /// path is accepted.
+    /// path is accepted. The handshake's path and headers become the
+    /// transport's [`connection`](Transport::connection), and the config's
+    /// [`on_connect`](Config::on_connect) hook decides on them: a refused
+    /// client gets the refusal's HTTP status instead of an upgrade.
     ///
     /// # Examples
     ///
@@ -195,7 +203,7 @@ impl Transport {
     /// # Errors
     ///
     /// [`TransportError::WebSocket`] when the client's request is not a
-    /// valid WebSocket handshake.
+    /// valid WebSocket handshake or the `on_connect` hook refused it.
     ///
     /// # Cancel safety
     ///
@@ -207,10 +215,7 @@ impl Transport {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let ws = tokio_tungstenite::accept_async_with_config(stream, Some(ws_config(config)))
-            .await
-            .map_err(|e| handshake_error("the client's WebSocket handshake failed", e))?;
-        Ok(websocket_transport(ws))
+        server_handshake(stream, config, ConnectionInfo::new()).await
     }
 }
 
@@ -310,7 +315,11 @@ impl Acceptor for WebSocketAcceptor {
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
             }
-            match tokio::time::timeout(limit, Transport::websocket_server(stream, &config)).await {
+            let mut info = ConnectionInfo::new();
+            if let Ok(addr) = stream.peer_addr() {
+                info = info.with_addr(PeerAddr::Tcp(addr));
+            }
+            match tokio::time::timeout(limit, server_handshake(stream, &config, info)).await {
                 Ok(opened) => opened,
                 Err(_) => Err(ws_error(
                     format!("the client did not complete its handshake within {limit:?}"),
@@ -322,15 +331,57 @@ impl Acceptor for WebSocketAcceptor {
     }
 }
 
-/// The client side of the handshake, shared by both client constructors.
+/// The server side of the handshake: records the request in `info`, runs
+/// the config's `on_connect` hook on it, and answers a refusal with its HTTP
+/// status.
+async fn server_handshake<S>(
+    stream: S,
+    config: &Config,
+    mut info: ConnectionInfo,
+) -> Result<Transport, TransportError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut refused = None;
+    // The error type is tungstenite's, sent as the HTTP answer.
+    #[allow(clippy::result_large_err)]
+    let vet = |request: &Request, response: Response| {
+        let uri = request.uri().clone();
+        let headers = request.headers().clone();
+        info = std::mem::take(&mut info).with_request(uri, headers);
+        match config.vet(&mut info) {
+            Ok(()) => Ok(response),
+            Err(refusal) => {
+                let mut answer = ErrorResponse::new(Some(format!("{}\n", refusal.reason())));
+                *answer.status_mut() = refusal.status();
+                answer.headers_mut().extend(refusal.headers().clone());
+                refused = Some(refusal);
+                Err(answer)
+            }
+        }
+    };
+    let accepted =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, vet, Some(ws_config(config))).await;
+    if let Some(refusal) = refused {
+        return Err(ws_error(refusal.to_string(), None, None));
+    }
+    let ws = accepted.map_err(|e| handshake_error("the client's WebSocket handshake failed", e))?;
+    let mut transport = websocket_transport(ws).with_connection(info);
+    transport.vetted = true;
+    Ok(transport)
+}
+
+/// The client side of the handshake, shared by both client constructors:
+/// sends the config's request headers.
 async fn client_handshake<S>(
-    request: tokio_tungstenite::tungstenite::handshake::client::Request,
+    mut request: Request,
     stream: S,
     config: &Config,
 ) -> Result<Transport, TransportError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    request.headers_mut().extend(config.request_headers.clone());
     let (ws, _response) =
         tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
             .await

@@ -328,6 +328,7 @@ impl ChildProcess {
         let Transport {
             mut inbound,
             mut outbound,
+            ..
         } = transport;
         // Flush what the caller sent, then close stdin. A child that does
         // not read its stdin cannot hold this up past the grace.
