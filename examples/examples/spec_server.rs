@@ -24,7 +24,7 @@
 //!
 //! `--metrics` counts every request per method (the `tower` feature's
 //! metrics layer) and prints the figures as Prometheus text on stderr at
-//! exit.
+//! exit; with `--http` they are also served live at `/metrics`.
 //!
 //! `--record FILE` (stdio) writes every frame in and out to FILE as JSON
 //! Lines; `cargo run --example replay -- FILE --child "..."` plays it back.
@@ -491,10 +491,13 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
                     "spec_server: listening on http://{}/",
                     local(acceptor.local_addr())
                 );
-                let server = HttpListener::new(acceptor)
+                let mut http = HttpListener::new(acceptor)
                     .config(config.clone())
-                    .connection_limit(limit)
-                    .spawn(routes.clone());
+                    .connection_limit(limit);
+                if let Some(metrics) = &metrics {
+                    http = http.metrics("/metrics", metrics.clone());
+                }
+                let server = http.spawn(routes.clone());
                 servers.push(server);
             }
             Err(e) => return bind_failed("http", addr, &e),

@@ -236,3 +236,73 @@ fn spec_server_prints_its_metrics_as_prometheus_text_at_exit() {
         assert!(stderr.contains(line), "{line} missing from:\n{stderr}");
     }
 }
+
+#[tokio::test]
+async fn the_http_server_serves_the_metrics_of_its_layered_routes_as_prometheus_text() {
+    use jsonrpc_runtime::server::HttpListener;
+    use jsonrpc_runtime::transport::TcpAcceptor;
+    use jsonrpc_runtime::{Peer, Transport};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let metrics = Metrics::new();
+    let router = CalcService::default().into_router().layer(metrics.clone());
+    let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
+    let addr = acceptor.local_addr().unwrap();
+    let server = HttpListener::new(acceptor)
+        .metrics("/metrics", metrics)
+        .spawn(router);
+
+    let client =
+        Peer::spawn(Transport::http(&format!("http://{addr}/"), &Config::default()).unwrap());
+    assert_eq!(client.call::<i64>("add", (2, 3)).await.unwrap(), 5);
+    assert!(client.call::<()>("fail", ()).await.is_err());
+
+    let get = |method: &'static str| async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request =
+            format!("{method} /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        tokio::time::timeout(tests::ANSWER_TIMEOUT, stream.read_to_string(&mut response))
+            .await
+            .expect("answered in time")
+            .unwrap();
+        response
+    };
+    let page = get("GET").await;
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(
+        page.contains("content-type: text/plain; version=0.0.4"),
+        "{page}"
+    );
+    for line in [
+        r#"jsonrpc_requests_total{method="add",outcome="ok"} 1"#,
+        r#"jsonrpc_requests_total{method="fail",outcome="error"} 1"#,
+        r#"jsonrpc_request_duration_seconds_count{method="add"} 1"#,
+    ] {
+        assert!(page.contains(line), "{line} missing from:\n{page}");
+    }
+    let post = get("POST").await;
+    assert!(post.starts_with("HTTP/1.1 405"), "{post}");
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[test]
+fn metric_labels_escape_quotes_backslashes_and_newlines() {
+    let metrics = Metrics::new();
+    let router = Router::new()
+        .request("say \"hi\"\\\n", |(): (), _: Context| async {
+            Ok::<_, ErrorObject>(())
+        })
+        .layer(metrics.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(router.respond(br#"{"jsonrpc":"2.0","id":1,"method":"say \"hi\"\\\n"}"#))
+        .unwrap();
+    let text = metrics.render_prometheus();
+    assert!(
+        text.contains(r#"jsonrpc_requests_total{method="say \"hi\"\\\n",outcome="ok"} 1"#),
+        "{text}"
+    );
+}

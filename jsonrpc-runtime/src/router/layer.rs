@@ -261,9 +261,11 @@ impl Metrics {
     /// histogram by method.
     pub fn render_prometheus(&self) -> String {
         let stats = self.lock();
+        let stats = stats.iter().map(|(method, s)| (escape_label(method), s));
         let mut out = String::new();
         out.push_str("# TYPE jsonrpc_requests_total counter\n");
-        for (method, s) in stats.iter() {
+        let stats: Vec<_> = stats.collect();
+        for (method, s) in &stats {
             let _ = writeln!(
                 out,
                 "jsonrpc_requests_total{{method=\"{method}\",outcome=\"ok\"}} {}",
@@ -276,7 +278,7 @@ impl Metrics {
             );
         }
         out.push_str("# TYPE jsonrpc_request_duration_seconds histogram\n");
-        for (method, s) in stats.iter() {
+        for (method, s) in &stats {
             for (bound, count) in Metrics::BUCKETS.iter().zip(s.buckets) {
                 let _ = writeln!(
                     out,
@@ -321,6 +323,24 @@ impl Metrics {
             }
         }
     }
+}
+
+/// A method name as a Prometheus label value: backslash, double quote and
+/// newline escaped.
+fn escape_label(method: &str) -> std::borrow::Cow<'_, str> {
+    if !method.contains(['\\', '"', '\n']) {
+        return method.into();
+    }
+    let mut escaped = String::with_capacity(method.len() + 2);
+    for c in method.chars() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            '\n' => escaped.push_str("\\n"),
+            c => escaped.push(c),
+        }
+    }
+    escaped.into()
 }
 
 impl<S> Layer<S> for Metrics {

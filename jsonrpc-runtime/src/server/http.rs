@@ -25,6 +25,8 @@ use super::{Admission, MakeRouter, MakeRouterDyn, Server, ServerShared};
 use crate::config::Config;
 use crate::connection::{ConnectionInfo, Refusal};
 use crate::message::ParseOptions;
+#[cfg(feature = "tower")]
+use crate::router::Metrics;
 use crate::router::Router;
 use crate::transport::{Acceptor, PeerAddr};
 
@@ -65,6 +67,7 @@ const DEFAULT_HEALTH_PATH: &str = "/health";
 /// | a `POST` the config's [`on_connect`](Config::on_connect) hook refused | the [`Refusal`]'s status, headers and reason |
 /// | `GET` or `HEAD` on the health path (default `/health`) | `200` while serving, `503` once shutdown has begun |
 /// | another method on the health path | `405`, `Allow: GET, HEAD` |
+/// | `GET` or `HEAD` on the metrics path, when [`metrics`](Self::metrics) is set (feature `tower`) | `200`, Prometheus text |
 /// | any other path | `404` |
 ///
 /// # No session, no calls back
@@ -143,6 +146,8 @@ pub struct HttpListener<A> {
     limit: Option<usize>,
     rpc_path: String,
     health_path: String,
+    #[cfg(feature = "tower")]
+    metrics: Option<(String, Metrics)>,
 }
 
 impl<A: fmt::Debug> fmt::Debug for HttpListener<A> {
@@ -175,6 +180,8 @@ where
             limit: None,
             rpc_path: DEFAULT_RPC_PATH.to_owned(),
             health_path: DEFAULT_HEALTH_PATH.to_owned(),
+            #[cfg(feature = "tower")]
+            metrics: None,
         }
     }
 
@@ -270,6 +277,44 @@ where
         self
     }
 
+    /// Serves `metrics` at `path` (say `/metrics`) in Prometheus' text
+    /// format, for `GET` and `HEAD`: the figures of the routes the
+    /// [`Metrics`] layer wraps (install it with
+    /// [`Router::layer`](crate::Router::layer) on the router this server
+    /// is spawned with). It keeps answering while the server drains.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::router::Metrics;
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::{ErrorObject, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let metrics = Metrics::new();
+    /// let router = Router::new()
+    ///     .request("add", |(a, b): (i64, i64), _| async move { Ok::<_, ErrorObject>(a + b) })
+    ///     .layer(metrics.clone());
+    /// let server = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .metrics("/metrics", metrics)
+    ///     .spawn(router);
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `path` does not start with `/`.
+    #[cfg(feature = "tower")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+    #[track_caller]
+    pub fn metrics(mut self, path: impl Into<String>, metrics: Metrics) -> Self {
+        self.metrics = Some((checked_path("metrics path", path.into()), metrics));
+        self
+    }
+
     /// The acceptor, to read its local address for example.
     ///
     /// # Examples
@@ -309,6 +354,13 @@ where
             self.rpc_path, self.health_path,
             "the RPC path and the health path must differ"
         );
+        #[cfg(feature = "tower")]
+        if let Some((path, _)) = &self.metrics {
+            assert!(
+                path != &self.rpc_path && path != &self.health_path,
+                "the metrics path must differ from the RPC and health paths"
+            );
+        }
         let shared = ServerShared::new();
         let setup = Arc::new(HttpSetup {
             parse: self.config.parse_options(),
@@ -318,6 +370,8 @@ where
             health_path: self.health_path,
             routes: Arc::new(routes),
             requests: TaskTracker::new(),
+            #[cfg(feature = "tower")]
+            metrics: self.metrics,
         });
         let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
         // The timer turns on HTTP/1's header read timeout (30 seconds): a
@@ -364,6 +418,9 @@ struct HttpSetup {
     /// Requests in flight across every connection; closed when the drain
     /// begins, so waiting on it waits for the last of them.
     requests: TaskTracker,
+    /// Where the metrics are served, and the figures.
+    #[cfg(feature = "tower")]
+    metrics: Option<(String, Metrics)>,
 }
 
 /// Runs hyper's background work (HTTP/2 streams) on the server's tracker, so
@@ -478,9 +535,34 @@ impl HttpConnection {
             self.rpc(request).await
         } else if path == self.setup.health_path {
             self.health(request.method())
+        } else if let Some(response) = self.metrics(path, request.method()) {
+            response
         } else {
             text(StatusCode::NOT_FOUND, "not found\n")
         }
+    }
+
+    /// The metrics page, if `path` is where it is served.
+    #[cfg(feature = "tower")]
+    fn metrics(&self, path: &str, method: &Method) -> Option<Response<Body>> {
+        let (at, metrics) = self.setup.metrics.as_ref()?;
+        if path != at {
+            return None;
+        }
+        if method != Method::GET && method != Method::HEAD {
+            return Some(not_allowed("GET, HEAD"));
+        }
+        let mut response = Response::new(Full::new(Bytes::from(metrics.render_prometheus())));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        Some(response)
+    }
+
+    #[cfg(not(feature = "tower"))]
+    fn metrics(&self, _path: &str, _method: &Method) -> Option<Response<Body>> {
+        None
     }
 
     fn health(&self, method: &Method) -> Response<Body> {
