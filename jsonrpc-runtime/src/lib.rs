@@ -65,7 +65,7 @@
 //! | `jsonrpc_runtime::wire` | `trace` | every frame in and out: `connection`, `direction`, `frame` |
 //! | `jsonrpc_runtime::request` | `debug` | a span `request{method, id, connection}` per inbound request, which its handler runs in (so the handler's own events carry it), and an event when it is answered: result or error `code`, `elapsed_us` |
 //! | `jsonrpc_runtime::protocol` | `debug` | every message refused at admission: `id`, `code`, `message` |
-//! | `jsonrpc_runtime::call` | `debug` | each call this side sends (`method`, `id`) and its answer (a result, or the error `code`) |
+//! | `jsonrpc_runtime::call` | `debug` | a span `call{method, id, connection}` per call this side sends, with an event when it is sent and one when it ends: its answer (a result, or the error `code`) or why there was none (`outcome`: timed out or given up, cancelled, connection closed, not sent), with `elapsed_us` |
 //! | `jsonrpc_runtime` | `debug`, `warn`, `error` | connections closing and why; broken framing (`warn`); panicking handlers (`error`) |
 //!
 //! `RUST_LOG=jsonrpc_runtime=debug` tells what each request did;

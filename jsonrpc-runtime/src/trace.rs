@@ -8,8 +8,10 @@
 //!   is answered (outcome, error code, time taken);
 //! * `jsonrpc_runtime::protocol` (`debug`): every message refused at
 //!   admission (the error code and message sent back);
-//! * `jsonrpc_runtime::call` (`debug`): each outbound call sent (method,
-//!   id) and its answer (result, or the error code);
+//! * `jsonrpc_runtime::call` (`debug`): a span per outbound call (method,
+//!   id, connection), with an event when it is sent and one when it ends:
+//!   its answer (result, or the error code) or why there was none, with the
+//!   time taken;
 //! * `jsonrpc_runtime` (`debug`/`warn`): connections failing or closing.
 //!
 //! With no subscriber (or these targets filtered out) each call site costs
@@ -128,25 +130,64 @@ fn error_code(body: &[u8]) -> i64 {
     serde_json::from_slice::<Body>(body).map_or(0, |b| b.error.code)
 }
 
-/// An outbound call is about to be sent.
-pub(crate) fn call_sent(connection: u64, method: &str, id: &Id) {
-    tracing::debug!(target: "jsonrpc_runtime::call", connection, method, %id, "call sent");
+/// The span of one outbound call: opened when the call is registered (with
+/// a `call sent` event), closed with its outcome and the time it took.
+/// Boxed only when a subscriber wants it.
+pub(crate) fn call_span(connection: u64, method: &str, id: &Id) -> CallSpan {
+    let span = tracing::debug_span!(
+        target: "jsonrpc_runtime::call",
+        "call",
+        method,
+        %id,
+        connection,
+    );
+    if span.is_disabled() {
+        return CallSpan(None);
+    }
+    span.in_scope(|| tracing::debug!(target: "jsonrpc_runtime::call", "call sent"));
+    CallSpan(Some(Box::new(Traced {
+        span,
+        started: Instant::now(),
+    })))
 }
 
-/// The answer to one of this side's calls arrived: a result, or an error
-/// with `code`.
-pub(crate) fn call_answered(connection: u64, id: &Id, code: Option<i64>) {
-    match code {
-        None => {
-            tracing::debug!(target: "jsonrpc_runtime::call", connection, %id, "answered with a result");
+/// An outbound call's span and start, kept with its entry in the table of
+/// waiting calls.
+#[derive(Debug)]
+pub(crate) struct CallSpan(Option<Box<Traced>>);
+
+impl CallSpan {
+    /// The answer arrived: a result, or an error with `code`.
+    pub(crate) fn answered(self, code: Option<i64>) {
+        let Some(traced) = self.0 else {
+            return;
+        };
+        let _in = traced.span.enter();
+        let elapsed_us = traced.started.elapsed().as_micros() as u64;
+        match code {
+            None => tracing::debug!(
+                target: "jsonrpc_runtime::call",
+                elapsed_us,
+                "answered with a result"
+            ),
+            Some(code) => tracing::debug!(
+                target: "jsonrpc_runtime::call",
+                elapsed_us,
+                code,
+                "answered with an error"
+            ),
         }
-        Some(code) => tracing::debug!(
-            target: "jsonrpc_runtime::call",
-            connection,
-            %id,
-            code,
-            "answered with an error"
-        ),
+    }
+
+    /// The call ended without an answer: `how` says why (timed out or
+    /// given up, cancelled, the connection closed, not sent).
+    pub(crate) fn ended(self, how: &'static str) {
+        let Some(traced) = self.0 else {
+            return;
+        };
+        let _in = traced.span.enter();
+        let elapsed_us = traced.started.elapsed().as_micros() as u64;
+        tracing::debug!(target: "jsonrpc_runtime::call", elapsed_us, outcome = how, "not answered");
     }
 }
 

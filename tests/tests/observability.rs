@@ -102,22 +102,36 @@ fn debug_shows_a_span_per_request_its_outcome_and_refusals() {
 }
 
 #[test]
-fn debug_shows_this_sides_calls_and_their_answers() {
+fn debug_shows_a_span_per_call_with_its_outcome_and_time() {
     let log = run_with_log("jsonrpc_runtime::call=debug", async {
         let (a, b) = jsonrpc_runtime::Transport::pair(8);
-        let _server = jsonrpc_runtime::Peer::builder().router(router()).spawn(b);
+        let router = router().request("never", |(): (), _: jsonrpc_runtime::Context| async {
+            std::future::pending::<Result<(), jsonrpc_runtime::ErrorObject>>().await
+        });
+        let _server = jsonrpc_runtime::Peer::builder().router(router).spawn(b);
         let client = jsonrpc_runtime::Peer::spawn(a);
         let sum: i64 = client.call("add", (1, 2)).await.unwrap();
         assert_eq!(sum, 3);
         assert!(client.call::<i64>("missing", ()).await.is_err());
+        let late = client
+            .call::<()>("never", ())
+            .timeout(std::time::Duration::from_millis(1))
+            .await;
+        assert!(matches!(late, Err(jsonrpc_runtime::CallError::TimedOut)));
     });
     let line = |needle: &str| log.lines().find(|l| l.contains(needle)).map(str::to_owned);
-    let sent = line(r#"method="add" id=1"#).expect(&log);
-    assert!(sent.contains("call sent"), "{sent}");
+    let sent = line("call sent").expect(&log);
+    assert!(sent.contains(r#"call{method="add" id=1"#), "{sent}");
     let answered = line("answered with a result").expect(&log);
-    assert!(answered.contains("id=1"), "{answered}");
+    assert!(answered.contains(r#"call{method="add" id=1"#), "{answered}");
+    assert!(answered.contains("elapsed_us="), "{answered}");
     let failed = line("answered with an error").expect(&log);
-    assert!(failed.contains("id=2 code=-32601"), "{failed}");
+    assert!(failed.contains(r#"method="missing" id=2"#), "{failed}");
+    assert!(failed.contains("code=-32601"), "{failed}");
+    let timed_out = line("not answered").expect(&log);
+    assert!(timed_out.contains(r#"method="never" id=3"#), "{timed_out}");
+    assert!(timed_out.contains("given up"), "{timed_out}");
+    assert!(timed_out.contains("elapsed_us="), "{timed_out}");
 }
 
 #[test]

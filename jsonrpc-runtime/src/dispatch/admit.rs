@@ -141,15 +141,15 @@ impl Reader {
     fn complete(&self, id: &Id, outcome: Outcome<'_>) {
         let shared = &self.connection.shared;
         match shared.pending.take(id) {
-            Some(slot) => {
+            Some(waiting) => {
                 let code = match &outcome {
                     Outcome::Error(error) | Outcome::Invalid(error) => Some(error.code.0),
                     _ => None,
                 };
-                crate::trace::call_answered(shared.connection, id, code);
+                waiting.span.answered(code);
                 // Every report came before the answer; the stream ends here.
                 shared.progress_subscriptions().end_call(id);
-                slot.complete(outcome)
+                waiting.slot.complete(outcome)
             }
             None => match outcome {
                 Outcome::Error(error) if id.is_null() => {

@@ -212,7 +212,6 @@ where
                 .request_extras(&id, self.options.extras.as_ref()),
         );
         drop(self.params);
-        crate::trace::call_sent(shared.connection, self.method, &id);
         let timeout = self
             .options
             .timeout
@@ -220,6 +219,7 @@ where
         let state = match body {
             Ok(body) => State::Room {
                 id,
+                method: self.method,
                 body,
                 wait: None,
             },
@@ -254,8 +254,7 @@ impl Shared {
             &self.config.request_extras(id, options.extras.as_ref()),
         )
         .map_err(CallError::InvalidParams)?;
-        let rx = self.register::<R, E>(id)?;
-        crate::trace::call_sent(self.connection, method, id);
+        let rx = self.register::<R, E>(id, method)?;
         if self.send_now(body).is_err() {
             self.pending.remove(id);
             return Err(CallError::Closed(self.reason_or_local()));
@@ -286,6 +285,7 @@ enum State<'p, R, E> {
     /// there is none).
     Room {
         id: Id,
+        method: &'p str,
         body: bytes::Bytes,
         wait: Option<Wait<'p>>,
     },
@@ -345,12 +345,13 @@ where
                     if let Some(w) = wait {
                         ready!(w.as_mut().poll(cx));
                     }
-                    let State::Room { id, body, .. } =
-                        std::mem::replace(&mut this.state, State::Done)
+                    let State::Room {
+                        id, method, body, ..
+                    } = std::mem::replace(&mut this.state, State::Done)
                     else {
                         unreachable!("matched above");
                     };
-                    let rx = match shared.register::<R, E>(&id) {
+                    let rx = match shared.register::<R, E>(&id, method) {
                         Ok(rx) => rx,
                         Err(e) => return Poll::Ready(Err(e)),
                     };

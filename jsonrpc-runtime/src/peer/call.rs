@@ -55,13 +55,18 @@ impl IdSource {
 
 impl Shared {
     /// Registers a waiting call under `id` (before its frame is written).
-    pub(super) fn register<R, E>(&self, id: &Id) -> Result<Receiver<R, E>, CallError<E>>
+    pub(super) fn register<R, E>(
+        &self,
+        id: &Id,
+        method: &str,
+    ) -> Result<Receiver<R, E>, CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
     {
         let (slot, rx) = TypedSlot::<R, E>::pair();
-        match self.pending.register(id.clone(), slot) {
+        let span = crate::trace::call_span(self.connection, method, id);
+        match self.pending.register(id.clone(), slot, span) {
             Ok(()) => Ok(rx),
             Err(RegisterError::Closed(reason)) => Err(CallError::Closed(reason)),
             Err(RegisterError::Duplicate) => Err(CallError::DuplicateId(id.clone())),
@@ -86,8 +91,9 @@ impl Shared {
         // Not held to the budget: one small frame per call given up on.
         let sent = self.send_now(body);
         if policy.answer.is_none() {
-            if let Some(slot) = self.pending.take(id) {
-                slot.complete(Outcome::Cancelled);
+            if let Some(waiting) = self.pending.take(id) {
+                waiting.span.ended("cancelled");
+                waiting.slot.complete(Outcome::Cancelled);
             }
             self.progress_subscriptions().end_call(id);
         }
@@ -141,7 +147,10 @@ impl CallOptions {
 /// Gives up on a call dropped (or timed out) before its answer: removes its
 /// table entry and, under a cancellation policy, tells the other side.
 pub(crate) fn forget_call(shared: &Shared, id: &Id) {
-    if shared.pending.take(id).is_some() {
+    if let Some(waiting) = shared.pending.take(id) {
+        waiting
+            .span
+            .ended("given up (timed out, or the caller stopped waiting)");
         shared.progress_subscriptions().end_call(id);
         if shared.done.is_cancelled() {
             return;
@@ -367,8 +376,7 @@ impl Peer {
             &shared.config.request_extras(&id, options.extras.as_ref()),
         )
         .map_err(CallError::InvalidParams)?;
-        let rx = shared.register::<R, E>(&id)?;
-        crate::trace::call_sent(shared.connection, method, &id);
+        let rx = shared.register::<R, E>(&id, method)?;
         let (progress, activity) = shared
             .progress_subscriptions()
             .subscribe(token.clone(), id.clone());

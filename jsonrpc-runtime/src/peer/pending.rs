@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{CallError, CloseReason, ErrorObject, RpcError};
 use crate::id::Id;
+use crate::trace::CallSpan;
 
 /// How a call ended, as seen by the reader.
 pub(crate) enum Outcome<'a> {
@@ -164,8 +165,14 @@ pub(crate) struct PendingTable {
 
 #[derive(Default)]
 struct Table {
-    slots: HashMap<Id, SlotHandle>,
+    slots: HashMap<Id, Waiting>,
     closed: Option<CloseReason>,
+}
+
+/// One waiting call: where its answer goes, and its span.
+pub(crate) struct Waiting {
+    pub(crate) slot: SlotHandle,
+    pub(crate) span: CallSpan,
 }
 
 pub(crate) enum RegisterError {
@@ -181,7 +188,12 @@ impl PendingTable {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn register(&self, id: Id, slot: SlotHandle) -> Result<(), RegisterError> {
+    pub(crate) fn register(
+        &self,
+        id: Id,
+        slot: SlotHandle,
+        span: CallSpan,
+    ) -> Result<(), RegisterError> {
         let mut table = self.lock();
         if let Some(reason) = &table.closed {
             return Err(RegisterError::Closed(reason.clone()));
@@ -189,19 +201,22 @@ impl PendingTable {
         match table.slots.entry(id) {
             std::collections::hash_map::Entry::Occupied(_) => Err(RegisterError::Duplicate),
             std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(slot);
+                v.insert(Waiting { slot, span });
                 Ok(())
             }
         }
     }
 
-    pub(crate) fn take(&self, id: &Id) -> Option<SlotHandle> {
+    pub(crate) fn take(&self, id: &Id) -> Option<Waiting> {
         self.lock().slots.remove(id)
     }
 
+    /// Drops the entry of a call that could not be sent.
     pub(crate) fn remove(&self, id: &Id) {
-        let slot = self.lock().slots.remove(id);
-        drop(slot);
+        let waiting = self.lock().slots.remove(id);
+        if let Some(waiting) = waiting {
+            waiting.span.ended("not sent");
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -213,9 +228,10 @@ impl PendingTable {
         let slots: Vec<_> = {
             let mut table = self.lock();
             table.closed.get_or_insert_with(|| reason.clone());
-            table.slots.drain().map(|(_, slot)| slot).collect()
+            table.slots.drain().map(|(_, waiting)| waiting).collect()
         };
-        for slot in slots {
+        for Waiting { slot, span } in slots {
+            span.ended("connection closed");
             slot.complete(Outcome::Closed(reason.clone()));
         }
     }
