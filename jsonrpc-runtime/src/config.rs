@@ -64,6 +64,8 @@ pub struct Config {
     pub(crate) skip_blank_lines: bool,
     pub(crate) on_connect: Option<ConnectHook>,
     pub(crate) request_headers: HeaderMap,
+    #[cfg(feature = "tower")]
+    pub(crate) outbound: Option<crate::peer::OutboundStack>,
 }
 
 type ExtrasFn = Arc<dyn Fn(&Id) -> Extras + Send + Sync>;
@@ -103,6 +105,8 @@ impl Default for Config {
             skip_blank_lines: false,
             on_connect: None,
             request_headers: HeaderMap::new(),
+            #[cfg(feature = "tower")]
+            outbound: None,
         }
     }
 }
@@ -133,7 +137,7 @@ impl fmt::Debug for Config {
             .field("skip_blank_lines", &self.skip_blank_lines)
             .field("on_connect", &self.on_connect.as_ref().map(|_| ".."))
             .field("request_headers", &self.request_headers)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -424,6 +428,61 @@ impl Config {
         F: Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync + 'static,
     {
         self.on_connect = Some(Arc::new(hook));
+        self
+    }
+
+    /// Wraps the calls this side makes in `layer` (feature `tower`): each
+    /// awaited call ([`Peer::call`](crate::Peer::call),
+    /// [`call_with`](crate::Peer::call_with), the request methods of an
+    /// `#[rpc]` client) goes through the stack as an
+    /// [`OutboundCall`](crate::router::OutboundCall) (method, encoded
+    /// params, options, peer), and its layers see the raw result or the
+    /// error. tower's own layers (timeout, concurrency limit, rate limit,
+    /// retry) compose as usual; a [`CallError`](crate::CallError) a layer
+    /// returns reaches the caller as itself, any other error as
+    /// [`CallError::Layer`](crate::CallError::Layer). Layers added later
+    /// wrap the earlier ones. The stack is built afresh for each
+    /// connection, so a concurrency limit counts one connection's calls.
+    ///
+    /// Calls [`start`](crate::Call::start)ed for their id, and progress
+    /// calls, are sent directly, without the layers (their handles need the
+    /// id at once). A config without layers sends every call directly, at
+    /// no cost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let config = Config::default()
+    ///     .outbound_layer(tower::limit::ConcurrencyLimitLayer::new(8))
+    ///     .outbound_layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)));
+    /// let router = Router::new().request("add", |(a, b): (i64, i64), _| async move {
+    ///     Ok::<_, ErrorObject>(a + b)
+    /// });
+    /// let (a, b) = Transport::pair(8);
+    /// let _server = Peer::builder().router(router).spawn(b);
+    /// let client = Peer::builder().config(config).spawn(a);
+    /// assert_eq!(client.call::<i64>("add", (2, 3)).await?, 5);
+    /// # Ok::<(), jsonrpc_runtime::CallError>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "tower")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+    pub fn outbound_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<crate::router::OutboundService> + Send + Sync + 'static,
+        L::Service: tower::Service<crate::router::OutboundCall, Response = Box<serde_json::value::RawValue>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<crate::router::OutboundCall>>::Error: Into<tower::BoxError>,
+        <L::Service as tower::Service<crate::router::OutboundCall>>::Future: Send + 'static,
+    {
+        self.outbound = Some(crate::peer::wrap_outbound(self.outbound.take(), layer));
         self
     }
 

@@ -1,12 +1,15 @@
 //! tower layers around routes: the metrics layer, tower's own layers, and a
-//! user's layer that sees each request and can answer it itself.
+//! user's layer that sees each request and can answer it itself; and around
+//! outbound calls: a recording layer, tower's limit and timeout.
 
+use std::future::IntoFuture as _;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use jsonrpc_runtime::router::{Metrics, RpcRequest, RpcResult};
-use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Router};
+use jsonrpc_runtime::router::{Metrics, OutboundCall, OutboundResult, RpcRequest, RpcResult};
+use jsonrpc_runtime::{rpc, CallError, Config, Context, ErrorObject, Router};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tests::RawClient;
 use tower::{Layer, Service};
@@ -305,4 +308,149 @@ fn metric_labels_escape_quotes_backslashes_and_newlines() {
         text.contains(r#"jsonrpc_requests_total{method="say \"hi\"\\\n",outcome="ok"} 1"#),
         "{text}"
     );
+}
+
+/// An outbound layer that records each call's method and params, and the
+/// raw result or error it saw.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<String>>>);
+
+impl<S> Layer<S> for Recorder {
+    type Service = RecordService<S>;
+
+    fn layer(&self, inner: S) -> RecordService<S> {
+        RecordService {
+            inner,
+            log: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct RecordService<S> {
+    inner: S,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl<S> Service<OutboundCall> for RecordService<S>
+where
+    S: Service<OutboundCall, Response = Box<RawValue>, Error = tower::BoxError> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Box<RawValue>;
+    type Error = tower::BoxError;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = OutboundResult> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), tower::BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: OutboundCall) -> Self::Future {
+        let log = self.log.clone();
+        let what = format!(
+            "{} {}",
+            call.method,
+            call.params.as_ref().map_or("-", |p| p.get())
+        );
+        // A layer may refuse a call itself: `forbidden` never leaves.
+        if &*call.method == "forbidden" {
+            return Box::pin(async move {
+                log.lock().unwrap().push(format!("{what} -> refused"));
+                Err(
+                    CallError::<std::convert::Infallible>::Rpc(ErrorObject::server_error(
+                        -32010,
+                        "refused by a layer",
+                    ))
+                    .into(),
+                )
+            });
+        }
+        let outcome = self.inner.call(call);
+        Box::pin(async move {
+            let outcome = outcome.await;
+            let seen = match &outcome {
+                Ok(raw) => raw.get().to_owned(),
+                Err(e) => format!("error: {e}"),
+            };
+            log.lock().unwrap().push(format!("{what} -> {seen}"));
+            outcome
+        })
+    }
+}
+
+#[derive(Debug, PartialEq, jsonrpc_runtime::RpcError)]
+enum Refused {
+    #[rpc(error(code = -32010, message = "refused by a layer"))]
+    ByLayer,
+}
+
+#[tokio::test]
+async fn outbound_layers_see_every_awaited_call_of_a_peer_and_of_a_generated_client() {
+    let recorder = Recorder::default();
+    let config = Config::default().outbound_layer(recorder.clone());
+    let (a, b) = jsonrpc_runtime::Transport::pair(8);
+    let _server = jsonrpc_runtime::Peer::builder()
+        .router(CalcService::default().into_router())
+        .spawn(b);
+    let peer = jsonrpc_runtime::Peer::builder().config(config).spawn(a);
+
+    assert_eq!(peer.call::<i64>("add", (2, 3)).await.unwrap(), 5);
+    let client = CalcClient::new(peer.clone());
+    assert_eq!(client.add(40, 2).await.unwrap(), 42);
+    let failed = peer.call::<()>("fail", ()).await.unwrap_err();
+    assert_eq!(failed.as_rpc().map(|e| e.code.0), Some(-32010));
+    // A layer's own CallError reaches the caller typed by the call's errors.
+    let refused = peer
+        .call::<()>("forbidden", ())
+        .errors::<Refused>()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, CallError::Domain(Refused::ByLayer)),
+        "{refused:?}"
+    );
+    // Started calls (which need their id at once) go out directly.
+    let started = peer.call::<i64>("add", (1, 1)).start();
+    assert_eq!(started.await.unwrap(), 2);
+
+    let log = recorder.0.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        vec![
+            "add [2,3] -> 5".to_owned(),
+            "add {\"a\":40,\"b\":2} -> 42".to_owned(),
+            "fail - -> error: the peer answered with an error: it failed (code -32010)".to_owned(),
+            "forbidden - -> refused".to_owned(),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn towers_layers_limit_and_time_out_outbound_calls() {
+    let config = Config::default()
+        .outbound_layer(tower::limit::ConcurrencyLimitLayer::new(1))
+        .outbound_layer(tower::timeout::TimeoutLayer::new(Duration::from_millis(50)));
+    let (a, b) = jsonrpc_runtime::Transport::pair(8);
+    let router = Router::new()
+        .request("never", |(): (), _: Context| async {
+            std::future::pending::<Result<(), ErrorObject>>().await
+        })
+        .request("echo", |(n,): (i64,), _: Context| async move {
+            Ok::<_, ErrorObject>(n)
+        });
+    let _server = jsonrpc_runtime::Peer::builder().router(router).spawn(b);
+    let peer = jsonrpc_runtime::Peer::builder().config(config).spawn(a);
+
+    let timed_out = peer.call::<()>("never", ()).await.unwrap_err();
+    match &timed_out {
+        CallError::Layer(e) => assert!(e.is::<tower::timeout::error::Elapsed>(), "{e}"),
+        other => panic!("expected the timeout layer's error, got {other:?}"),
+    }
+    // The limit's permit came back when the timed-out call ended.
+    let answers = futures_util::future::join_all(
+        (0..4).map(|n| peer.call::<i64>("echo", (n,)).into_future()),
+    )
+    .await;
+    let answers: Vec<i64> = answers.into_iter().map(Result::unwrap).collect();
+    assert_eq!(answers, vec![0, 1, 2, 3]);
 }

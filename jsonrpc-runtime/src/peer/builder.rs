@@ -68,6 +68,9 @@ pub struct Call<'p, R, E = Infallible, P = ()> {
     method: &'p str,
     params: P,
     options: CallOptions,
+    /// Whether the config's outbound layers apply (not for the call their
+    /// innermost service sends).
+    layered: bool,
     _types: PhantomData<fn() -> (R, E)>,
 }
 
@@ -87,8 +90,16 @@ impl<'p, R, E, P> Call<'p, R, E, P> {
             method,
             params,
             options: CallOptions::default(),
+            layered: true,
             _types: PhantomData,
         }
+    }
+
+    /// Sends the call directly, past the config's outbound layers.
+    #[cfg(feature = "tower")]
+    pub(crate) fn past_layers(mut self) -> Self {
+        self.layered = false;
+        self
     }
 
     /// Fails the call with [`CallError::TimedOut`] if no answer came within
@@ -127,6 +138,7 @@ impl<'p, R, E, P> Call<'p, R, E, P> {
             method: self.method,
             params: self.params,
             options: self.options,
+            layered: self.layered,
             _types: PhantomData,
         }
     }
@@ -201,6 +213,10 @@ where
     /// budget, sends it and waits for the answer.
     fn into_future(self) -> CallFuture<'p, R, E> {
         let shared = &*self.peer.shared;
+        #[cfg(feature = "tower")]
+        if let Some(stack) = shared.outbound.as_ref().filter(|_| self.layered) {
+            return self.through(stack.clone());
+        }
         let id = shared.ids.next();
         let body = crate::message::call_body(
             shared.dialect,
@@ -228,6 +244,37 @@ where
         CallFuture {
             peer: self.peer,
             timeout,
+            state,
+        }
+    }
+}
+
+#[cfg(feature = "tower")]
+impl<'p, R, E, P> Call<'p, R, E, P>
+where
+    R: DeserializeOwned + Send + 'static,
+    E: RpcError + Send + 'static,
+    P: Serialize,
+{
+    /// The call as an [`OutboundCall`](super::OutboundCall) through the
+    /// connection's outbound layers.
+    fn through(self, stack: super::OutboundService) -> CallFuture<'p, R, E> {
+        use tower::ServiceExt as _;
+        let state = match serde_json::value::to_raw_value(&self.params) {
+            Ok(params) => {
+                let call = super::OutboundCall {
+                    method: Arc::from(self.method),
+                    params: (params.get() != "null").then_some(params),
+                    options: self.options,
+                    peer: self.peer.clone(),
+                };
+                State::Layered(Box::pin(stack.oneshot(call)))
+            }
+            Err(e) => State::Failed(Some(CallError::InvalidParams(e))),
+        };
+        CallFuture {
+            peer: self.peer,
+            timeout: None,
             state,
         }
     }
@@ -301,6 +348,9 @@ enum State<'p, R, E> {
         answer: Option<Answer<R, E>>,
         wait: Wait<'p>,
     },
+    /// Through the connection's outbound layers.
+    #[cfg(feature = "tower")]
+    Layered(Pin<Box<dyn Future<Output = super::OutboundResult> + Send>>),
     Done,
 }
 
@@ -416,6 +466,12 @@ where
                     let answer = answer.take().unwrap_or(Err(CallError::Cancelled));
                     this.state = State::Done;
                     return Poll::Ready(answer);
+                }
+                #[cfg(feature = "tower")]
+                State::Layered(outcome) => {
+                    let outcome = ready!(outcome.as_mut().poll(cx));
+                    this.state = State::Done;
+                    return Poll::Ready(super::typed_outbound(outcome));
                 }
                 State::Done => panic!("`CallFuture` polled after completion"),
             }

@@ -96,6 +96,10 @@ pub enum CallError<E = Infallible> {
     /// A message could not be sent for another reason (a notification sent
     /// with `?` in a function that returns `CallError`).
     NotSent(SendError),
+    /// A layer of the config's
+    /// [`outbound_layer`](crate::Config::outbound_layer) stack failed the
+    /// call with an error of its own (a rate limit, a circuit breaker).
+    Layer(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl<E> CallError<E> {
@@ -129,6 +133,7 @@ impl<E: fmt::Debug> fmt::Display for CallError<E> {
             CallError::InvalidResponse(e) => write!(f, "the peer sent a malformed response: {e}"),
             CallError::DuplicateId(id) => write!(f, "the id {id} is already waiting for an answer"),
             CallError::NotSent(e) => fmt::Display::fmt(e, f),
+            CallError::Layer(e) => write!(f, "an outbound layer failed the call: {e}"),
         }
     }
 }
@@ -140,6 +145,7 @@ impl<E: fmt::Debug> std::error::Error for CallError<E> {
             CallError::InvalidParams(e) | CallError::InvalidResult(e) => Some(e),
             CallError::Closed(CloseReason::Transport(e)) => Some(&**e),
             CallError::NotSent(e) => Some(e),
+            CallError::Layer(e) => Some(&**e),
             _ => None,
         }
     }

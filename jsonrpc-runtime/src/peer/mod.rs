@@ -34,6 +34,8 @@ use crate::transport::TransportError;
 mod builder;
 mod call;
 mod error;
+#[cfg(feature = "tower")]
+mod outbound;
 mod outbox;
 mod pending;
 mod progress;
@@ -43,6 +45,10 @@ pub use self::builder::{Call, CallFuture, PendingCall};
 pub use self::call::CallOptions;
 pub(crate) use self::call::{ids_from, IdSource};
 pub use self::error::{CallError, CloseReason, SendError};
+#[cfg(feature = "tower")]
+pub(crate) use self::outbound::{typed as typed_outbound, wrap as wrap_outbound, OutboundStack};
+#[cfg(feature = "tower")]
+pub use self::outbound::{OutboundCall, OutboundResult, OutboundService};
 pub(crate) use self::outbox::Outbox;
 pub(crate) use self::pending::{Outcome, PendingTable};
 pub(crate) use self::progress::ProgressSubscriptions;
@@ -117,6 +123,9 @@ pub(crate) struct Shared {
     pub(crate) connection: u64,
     /// Who is on the other side.
     pub(crate) info: ConnectionInfo,
+    /// The config's outbound layers, built for this connection.
+    #[cfg(feature = "tower")]
+    pub(crate) outbound: Option<OutboundService>,
     pub(crate) config: Config,
     pub(crate) dialect: Dialect,
     pub(crate) outbox: Outbox,
@@ -155,6 +164,8 @@ impl Shared {
         Shared {
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
             info,
+            #[cfg(feature = "tower")]
+            outbound: config.outbound.as_ref().map(|make| make()),
             dialect: config.parse.dialect,
             ids: ids_from(&config.id_strategy),
             config,

@@ -28,6 +28,9 @@ mod task;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use self::layer::{MethodStats, Metrics, MetricsService, RouteService, RpcRequest, RpcResult};
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use crate::peer::{OutboundCall, OutboundResult, OutboundService};
 
 pub use self::route::Route;
 pub(crate) use self::route::{catch_panic, first_step, ErasedRoute, RouteKind};
