@@ -767,3 +767,58 @@ async fn spec_server_serves_http_with_tcp_and_exits_cleanly_on_sigterm() {
         "nothing listens any more"
     );
 }
+
+#[tokio::test]
+async fn a_request_waiting_in_the_backlog_when_the_drain_begins_is_answered() {
+    let Routes {
+        router,
+        mut started,
+        release,
+    } = routes();
+    let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
+    let addr = acceptor.local_addr().unwrap();
+    // One connection at a time: the second client waits in the backlog.
+    let server = HttpListener::new(acceptor)
+        .connection_limit(1)
+        .spawn(router);
+    let held = tokio::spawn(async move {
+        let hold = r#"{"jsonrpc":"2.0","id":7,"method":"hold"}"#;
+        once(addr, post("/", JSON, hold)).await
+    });
+    tokio::time::timeout(ANSWER_TIMEOUT, started.recv())
+        .await
+        .expect("the slow request starts");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[5,3]}"#;
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let waiting = tokio::spawn(async move { raw(addr, request.as_bytes()).await });
+    // The kernel has completed its handshake; the server has not taken it.
+    tokio::time::timeout(ANSWER_TIMEOUT, async {
+        while server.live_connections() != 1 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .unwrap();
+    tokio::task::yield_now().await;
+    let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(60)));
+    let (status, answer) = tokio::time::timeout(ANSWER_TIMEOUT, waiting)
+        .await
+        .expect("the waiting client is answered during the drain")
+        .unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains(r#""result":2"#), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    release.add_permits(1);
+    assert_eq!(held.await.unwrap().status, StatusCode::OK);
+    tokio::time::timeout(ANSWER_TIMEOUT, shutdown)
+        .await
+        .expect("the shutdown ends")
+        .unwrap();
+}

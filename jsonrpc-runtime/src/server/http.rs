@@ -34,6 +34,10 @@ use crate::transport::{Acceptor, PeerAddr};
 /// [`HttpListener::rpc_path`] says otherwise.
 const DEFAULT_RPC_PATH: &str = "/";
 
+/// How long an idle HTTP/1 connection stays open once a drain begins, for
+/// a request already on its way.
+const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The health endpoint's path unless [`HttpListener::health_path`] says
 /// otherwise.
 const DEFAULT_HEALTH_PATH: &str = "/health";
@@ -102,9 +106,12 @@ const DEFAULT_HEALTH_PATH: &str = "/health";
 ///    down with it.
 /// 2. The health path answers `503`, so a load balancer that probes over a
 ///    connection still open takes the instance out.
-/// 3. Requests already accepted run to completion. An HTTP/1.1 connection
-///    stays open while the server has requests in flight, so it can carry a
-///    probe, but every response on it now says `Connection: close`: it
+/// 3. Requests already accepted run to completion, and so do the
+///    connections waiting in the socket's backlog when it closed (their
+///    handshakes were complete; closing would reset them). An HTTP/1.1
+///    connection stays open while the server has requests in flight, and
+///    at least half a second, so it can carry a probe or a request already
+///    on its way, but every response on it now says `Connection: close`: it
 ///    serves at most one more request. An HTTP/2 connection gets a `GOAWAY`
 ///    at once: the streams it already opened finish, new ones go elsewhere.
 /// 4. Once no request is in flight, every connection still open is closed
@@ -480,16 +487,24 @@ impl HttpConnection {
             () = server.stop.cancelled() => {}
         }
         self.setup.requests.close();
-        let deadline = Instant::now() + server.grace();
+        let now = Instant::now();
+        let deadline = now + server.grace();
         if !self.http2.load(Ordering::Acquire) {
             // HTTP/1: open while the server drains, for one last request
-            // (its response says `Connection: close`).
+            // (its response says `Connection: close`), and at least a
+            // moment: a request already on its way (on a connection taken
+            // from the backlog, or a balancer's on a kept-alive one) is
+            // answered rather than cut off.
+            let linger = (now + DRAIN_LINGER).min(deadline);
             tokio::select! {
                 biased;
                 () = server.abort.cancelled() => return self.cut_off.cancel(),
                 ended = connection.as_mut() => return log_end(ended),
                 () = tokio::time::sleep_until(deadline) => return self.cut_off.cancel(),
-                () = self.setup.requests.wait() => {}
+                () = async {
+                    self.setup.requests.wait().await;
+                    tokio::time::sleep_until(linger).await;
+                } => {}
             }
         }
         connection.as_mut().graceful_shutdown();

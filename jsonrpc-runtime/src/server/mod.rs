@@ -276,6 +276,12 @@ impl ServerShared {
     fn grace(&self) -> Duration {
         *self.grace.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Resolves once a shutdown has begun and its grace has run out.
+    async fn past_grace(&self) {
+        self.stop.cancelled().await;
+        tokio::time::sleep(self.grace()).await;
+    }
 }
 
 impl Server {
@@ -306,7 +312,10 @@ impl Server {
     /// running up to `grace` to finish, as
     /// [`Peer::close`](crate::Peer::close) does. Returns once every
     /// connection has ended and the socket is closed (a Unix socket's file
-    /// removed). An HTTP server drains its own way within the same `grace`
+    /// removed). Connections already waiting in the socket's backlog when
+    /// it stops are taken in and drained with the rest (their requests get
+    /// the closing error), not reset. An HTTP server drains its own way
+    /// within the same `grace`
     /// (its health endpoint answers 503, accepted requests finish; see
     /// `HttpListener`).
     ///
@@ -478,8 +487,45 @@ async fn accept_loop<A: Acceptor>(
         };
         serve(&acceptor, connection, addr, admission);
     }
+    if !shared.abort.is_cancelled() {
+        sweep_backlog(&mut acceptor, &shared, &mut serve).await;
+    }
     // The acceptor (and a Unix socket's file) goes here.
     drop(acceptor);
+}
+
+/// The most connections taken from the backlog when a server stops.
+const MAX_SWEPT: usize = 4096;
+
+/// Takes in the connections waiting in the socket's backlog when the server
+/// stopped: the operating system completed their handshakes, and their
+/// clients have often sent a request already. Closing the socket would reset
+/// them; served, they drain with the rest (an HTTP request is answered, a
+/// peer's requests get the closing error). Only what is ready now is taken,
+/// at most [`MAX_SWEPT`], past the connection limit if need be: the backlog
+/// is bounded by the operating system, and these connections only drain.
+async fn sweep_backlog<A: Acceptor>(
+    acceptor: &mut A,
+    shared: &Arc<ServerShared>,
+    serve: &mut impl FnMut(&A, A::Connection, PeerAddr, Admission),
+) {
+    use futures_util::FutureExt as _;
+    // Let the reactor see the connections that arrived since it last ran.
+    tokio::task::yield_now().await;
+    for _ in 0..MAX_SWEPT {
+        let (connection, addr) = match acceptor.accept().now_or_never() {
+            Some(Ok(accepted)) => accepted,
+            Some(Err(e)) if is_connection_error(&e) => continue,
+            _ => break,
+        };
+        tracing::debug!(%addr, "serving a connection from the backlog of a stopped server");
+        shared.live.fetch_add(1, Ordering::AcqRel);
+        let admission = Admission {
+            _live: LiveGuard(shared.clone()),
+            _permit: None,
+        };
+        serve(acceptor, connection, addr, admission);
+    }
 }
 
 /// Runs one peer per connection: what [`Listener::spawn`] accepts with.
@@ -523,9 +569,12 @@ struct Connection {
 impl Connection {
     async fn run(self, open: impl Future<Output = Result<Transport, TransportError>>) {
         let shared = &self.shared;
+        // A connection still opening when the server stops (or taken from
+        // the backlog after) opens within the grace, then drains.
         let mut transport = tokio::select! {
             biased;
-            () = shared.stop.cancelled() => return,
+            () = shared.abort.cancelled() => return,
+            () = shared.past_grace() => return,
             opened = open => match opened {
                 Ok(transport) => transport,
                 Err(e) => {
