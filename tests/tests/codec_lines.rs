@@ -448,3 +448,73 @@ fn blank_lines_are_frames_by_default_and_skipped_on_request() {
     let frames = decode_one_shot(LineCodec::new().skip_blank_lines(true), b"{}\n   ");
     assert_eq!(frames, vec![msg(b"{}")]);
 }
+
+/// Messages of every size through a transport's writer over a pipe smaller
+/// than the large ones: small frames gathered, large ones written from
+/// their own allocation (or, holding a raw newline, copied with it turned
+/// into a space), in order, for both framers.
+#[tokio::test]
+async fn a_transport_writes_large_and_small_frames_in_order_for_both_framers() {
+    use futures_util::StreamExt as _;
+    use jsonrpc_runtime::codec::Framing;
+    use jsonrpc_runtime::Transport;
+
+    let big = |fill: u8, len: usize| {
+        let mut m = vec![b'"'; 1];
+        m.extend(std::iter::repeat_n(fill, len));
+        m.push(b'"');
+        m
+    };
+    let mut with_newline = big(b'x', 300 * 1024);
+    with_newline[150 * 1024] = b'\n';
+    let messages: Vec<Vec<u8>> = vec![
+        b"{\"a\":1}".to_vec(),
+        big(b'y', 200 * 1024),
+        b"{\"b\":2}".to_vec(),
+        with_newline.clone(),
+        big(b'z', 64 * 1024),
+        b"{\"c\":3}".to_vec(),
+    ];
+    for framing in [Framing::NewlineDelimited, Framing::ContentLength] {
+        let (ours, theirs) = tokio::io::duplex(4096);
+        let (_, write) = tokio::io::split(ours);
+        let (read, _keep) = tokio::io::split(theirs);
+        let mut transport = Transport::from_io(tokio::io::empty(), write, framing.codec(1 << 20));
+        let expected: Vec<Vec<u8>> = messages
+            .iter()
+            .map(|m| match framing {
+                Framing::NewlineDelimited => m
+                    .iter()
+                    .map(|&b| if b == b'\n' { b' ' } else { b })
+                    .collect(),
+                _ => m.clone(),
+            })
+            .collect();
+        let reader = tokio::spawn(async move {
+            FramedRead::new(read, framing.codec(1 << 20))
+                .take(6)
+                .map(|frame| match frame.unwrap() {
+                    Frame::Message(bytes) => bytes.to_vec(),
+                    other => panic!("refused: {other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .await
+        });
+        for m in &messages {
+            transport.send(Bytes::from(m.clone())).await.unwrap();
+        }
+        let frames = tokio::time::timeout(tests::ANSWER_TIMEOUT, reader)
+            .await
+            .expect("every frame arrives")
+            .unwrap();
+        assert_eq!(frames.len(), expected.len(), "{framing:?}");
+        for (i, (got, want)) in frames.iter().zip(&expected).enumerate() {
+            assert!(
+                got == want,
+                "{framing:?}: frame {i} differs ({} vs {} bytes)",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+}

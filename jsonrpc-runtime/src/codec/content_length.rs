@@ -265,7 +265,9 @@ impl Decoder for ContentLengthCodec {
                         return Ok(None);
                     }
                     self.state = State::Head { scanned: 0 };
-                    return Ok(Some(Frame::Message(src.split_to(len).freeze())));
+                    let frame = src.split_to(len).freeze();
+                    super::release_large(&frame, src);
+                    return Ok(Some(Frame::Message(frame)));
                 }
                 State::Discard { remaining } => {
                     let n = cmp::min(remaining, src.len());
@@ -324,18 +326,24 @@ impl Encoder<Bytes> for ContentLengthCodec {
 
     /// Appends `Content-Length: N\r\n\r\n` and `item` to `dst`.
     fn encode(&mut self, item: Bytes, dst: &mut BytesMut) -> Result<(), FramingError> {
-        const PREFIX: &[u8] = b"Content-Length: ";
-        const SEPARATOR: &[u8] = b"\r\n\r\n";
-
-        let mut digits = [0u8; MAX_DIGITS];
-        let len = format_decimal(item.len(), &mut digits);
-        dst.reserve(PREFIX.len() + len.len() + SEPARATOR.len() + item.len());
-        dst.extend_from_slice(PREFIX);
-        dst.extend_from_slice(len);
-        dst.extend_from_slice(SEPARATOR);
+        dst.reserve(HEADER_MAX + item.len());
+        write_header(item.len(), dst);
         dst.extend_from_slice(&item);
         Ok(())
     }
+}
+
+/// The longest header [`write_header`] writes.
+const HEADER_MAX: usize = b"Content-Length: ".len() + MAX_DIGITS + b"\r\n\r\n".len();
+
+/// Appends `Content-Length: len\r\n\r\n` to `dst`.
+pub(crate) fn write_header(len: usize, dst: &mut BytesMut) {
+    let mut digits = [0u8; MAX_DIGITS];
+    let len = format_decimal(len, &mut digits);
+    dst.reserve(HEADER_MAX);
+    dst.extend_from_slice(b"Content-Length: ");
+    dst.extend_from_slice(len);
+    dst.extend_from_slice(b"\r\n\r\n");
 }
 
 fn unexpected_eof(message: String) -> FramingError {

@@ -250,6 +250,7 @@ impl Decoder for LineCodec {
                     }
                     let mut line = src.split_to(newline + 1).freeze();
                     line.truncate(len);
+                    super::release_large(&line, src);
                     return Ok(Some(Frame::Message(line)));
                 }
                 None if self.exceeds_cap(&src[..read_to]) => {

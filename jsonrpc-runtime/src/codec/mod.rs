@@ -24,6 +24,21 @@ use bytes::Bytes;
 mod content_length;
 mod lines;
 
+pub(crate) use self::content_length::write_header as write_content_length_header;
+
+/// After a large frame has been split off the read buffer, the buffer still
+/// holds its allocation: a connection would keep the memory of its largest
+/// message for as long as it lives. Move what is left into a small buffer
+/// of its own, so the allocation goes with the frame.
+fn release_large(frame: &[u8], src: &mut bytes::BytesMut) {
+    const LARGE: usize = 64 * 1024;
+    const FRESH: usize = 1024;
+    if frame.len() >= LARGE && src.len() < LARGE {
+        let mut fresh = bytes::BytesMut::with_capacity(FRESH.max(src.len()));
+        fresh.extend_from_slice(src);
+        *src = fresh;
+    }
+}
 pub use self::content_length::ContentLengthCodec;
 pub use self::lines::LineCodec;
 

@@ -22,6 +22,10 @@ use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{overloaded, Decision, GateInput, SharedPermit};
 use crate::router::{first_step, Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
 
+/// Requests with params this large (in bytes) never take their first step
+/// on the reader's task.
+const INLINE_PARAMS_MAX: usize = 64 * 1024;
+
 /// Reads frames and walks each message through the admission steps.
 pub(super) struct Reader {
     connection: Arc<Connection>,
@@ -332,7 +336,10 @@ impl Reader {
         let trace = crate::trace::request_span(shared.connection, &route.name, &id);
         let task = RequestTask {
             runner: self.runner.clone(),
-            inline: connection.inline,
+            // A large request runs on its own task, after the reader has let
+            // go of its frame: answering inline would hold the frame, the
+            // decoded params and the answer at once.
+            inline: connection.inline && parked_bytes < INLINE_PARAMS_MAX,
             job: Job {
                 trace,
                 id,

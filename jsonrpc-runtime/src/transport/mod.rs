@@ -30,7 +30,9 @@ use futures_core::Stream;
 use futures_sink::Sink;
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
+use tokio_util::codec::{Decoder, Encoder, FramedRead};
+
+use self::write::FrameWriter;
 
 use crate::codec::{Frame, FramingError};
 use crate::connection::ConnectionInfo;
@@ -49,6 +51,7 @@ mod tcp;
 mod unix;
 #[cfg(feature = "websocket")]
 mod websocket;
+mod write;
 
 pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
@@ -283,9 +286,7 @@ pub(crate) fn framed_read<R: AsyncRead, C: Decoder>(read: R, codec: C) -> Framed
 }
 
 /// A framed writer with a small initial buffer that still gathers bursts
-/// (see [`WRITE_GATHER`]).
-pub(crate) fn framed_write<W: AsyncWrite, C>(write: W, codec: C) -> FramedWrite<W, C> {
-    let mut framed = FramedWrite::with_capacity(write, codec, INITIAL_BUFFER);
-    framed.set_backpressure_boundary(WRITE_GATHER);
-    framed
+/// (see [`WRITE_GATHER`]), and writes large frames without copying them.
+pub(crate) fn framed_write<W: AsyncWrite, C: 'static>(write: W, codec: C) -> FrameWriter<W, C> {
+    FrameWriter::new(write, codec)
 }

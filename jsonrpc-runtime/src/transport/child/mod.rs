@@ -33,7 +33,7 @@ use futures_sink::Sink;
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
 mod exit;
@@ -496,7 +496,7 @@ enum ExitState {
 }
 
 struct StdinSlot {
-    writer: Option<FramedWrite<ChildStdin, FramingCodec>>,
+    writer: Option<super::write::FrameWriter<ChildStdin, FramingCodec>>,
     /// The writer task waiting on a full pipe, woken if stdin is closed
     /// from the handle meanwhile.
     waker: Option<Waker>,
@@ -635,7 +635,7 @@ impl OutboundHalf {
         &mut self,
         cx: &mut Context<'_>,
         op: impl FnOnce(
-            Pin<&mut FramedWrite<ChildStdin, FramingCodec>>,
+            Pin<&mut super::write::FrameWriter<ChildStdin, FramingCodec>>,
             &mut Context<'_>,
         ) -> Poll<Result<(), FramingError>>,
     ) -> Poll<Result<(), TransportError>> {
