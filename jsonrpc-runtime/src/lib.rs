@@ -93,6 +93,9 @@ mod peer;
 pub mod policy;
 pub mod router;
 pub mod server;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub mod tls;
 mod trace;
 pub mod transport;
 
