@@ -507,7 +507,10 @@ pub enum TlsConfigError {
     },
     /// A certificate cannot be trusted as a root (it does not parse as
     /// X.509).
-    #[error("{} holds a certificate that cannot be used as a root: {source}", Origin(path))]
+    #[error(
+        "{} holds a certificate that cannot be used as a root: {source}",
+        Origin(path)
+    )]
     InvalidRoot {
         /// The file, or `None` for PEM given in memory.
         path: Option<PathBuf>,

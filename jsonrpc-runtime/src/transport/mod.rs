@@ -56,15 +56,15 @@ mod websocket;
 
 pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use self::error::TlsError;
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use self::http::HttpFailure;
 pub use self::raw::{RawClient, RawError, RawSendError};
 pub use self::tcp::TcpAcceptor;
-#[cfg(feature = "tls")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-pub use self::error::TlsError;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use self::tls::{TlsAcceptor, TlsConnection};

@@ -451,7 +451,10 @@ impl Acceptor for WebSocketAcceptor {
 
 /// The host (without an IPv6 address's brackets) and port of a WebSocket
 /// URL, `default_port` when it names none.
-fn host_and_port(uri: &tokio_tungstenite::tungstenite::http::Uri, default_port: u16) -> (String, u16) {
+fn host_and_port(
+    uri: &tokio_tungstenite::tungstenite::http::Uri,
+    default_port: u16,
+) -> (String, u16) {
     let host = uri.host().unwrap_or_default();
     let host = host
         .strip_prefix('[')
