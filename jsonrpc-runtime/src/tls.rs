@@ -384,7 +384,7 @@ impl ClientTls {
     ///
     /// # Examples
     ///
-    /// See [`rustls`](crate::tls::rustls).
+    /// See [`rustls`].
     pub fn from_config(config: impl Into<Arc<ClientConfig>>) -> ClientTls {
         ClientTls {
             config: config.into(),

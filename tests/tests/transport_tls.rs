@@ -151,6 +151,46 @@ async fn json_rpc_over_tls_round_trips_both_ways_with_the_listener() {
 }
 
 #[tokio::test]
+async fn a_client_that_leaves_without_close_notify_ends_its_connection_cleanly() {
+    let id = identity();
+    let acceptor = TlsAcceptor::bind("127.0.0.1:0", id.server()).await.unwrap();
+    let addr = acceptor.local_addr().unwrap();
+    let (closed_tx, mut closed) = tokio::sync::mpsc::unbounded_channel();
+    let server = Listener::new(acceptor)
+        .on_close(move |_, reason| {
+            let _ = closed_tx.send(format!("{reason:?}"));
+        })
+        .spawn(router());
+
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let name = ServerName::try_from("localhost").unwrap();
+    let mut stream = tokio_rustls::TlsConnector::from(id.client().config().clone())
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    stream
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subtract\",\"params\":[3,1]}\n")
+        .await
+        .unwrap();
+    stream.flush().await.unwrap();
+    let mut answer = String::new();
+    let mut reader = BufReader::new(&mut stream);
+    within("an answer", reader.read_line(&mut answer))
+        .await
+        .unwrap();
+    assert!(answer.contains("\"result\":2"), "{answer}");
+    // Gone without a word: no close_notify, the TCP connection just ends.
+    let (tcp, _) = stream.into_inner();
+    drop(tcp);
+
+    let reason = within("the connection closing", closed.recv())
+        .await
+        .unwrap();
+    assert_eq!(reason, "RemoteClosed");
+    server.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
 async fn content_length_framing_runs_inside_tls() {
     let id = identity();
     let acceptor = TlsAcceptor::bind("127.0.0.1:0", id.server()).await.unwrap();

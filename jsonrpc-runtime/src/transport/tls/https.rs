@@ -17,6 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tower_service::Service;
 
+use super::EofIsEnd;
 use crate::tls::{alpn, ClientTls};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -64,11 +65,11 @@ impl Service<Uri> for HttpsConnector {
 }
 
 /// A client TLS stream that tells hyper-util whether `h2` was agreed on.
-pub(crate) struct HttpsStream(tokio_rustls::client::TlsStream<TcpStream>);
+pub(crate) struct HttpsStream(EofIsEnd<tokio_rustls::client::TlsStream<TcpStream>>);
 
 impl Connection for HttpsStream {
     fn connected(&self) -> Connected {
-        let (tcp, session) = self.0.get_ref();
+        let (tcp, session) = self.0.get_ref().get_ref();
         let connected = tcp.connected();
         if session.alpn_protocol() == Some(alpn::H2) {
             connected.negotiated_h2()

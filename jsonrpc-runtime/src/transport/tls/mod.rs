@@ -9,6 +9,11 @@
 //! up no one), and gives up after the acceptor's
 //! [`handshake_timeout`](TlsAcceptor::handshake_timeout). A handshake that
 //! fails or times out drops that connection only (logged at `debug`).
+//!
+//! A peer that closes the TCP connection without TLS's `close_notify`
+//! ends the stream as a plain end of stream would: every framing here
+//! delimits its own messages, so a message cut short is still reported as
+//! one, and clients that just exit are not logged as failures.
 
 use std::future::Future;
 use std::io;
@@ -103,13 +108,14 @@ pub(crate) async fn connect<S>(
     config: Arc<ClientConfig>,
     name: ServerName<'static>,
     stream: S,
-) -> Result<tokio_rustls::client::TlsStream<S>, TransportError>
+) -> Result<EofIsEnd<tokio_rustls::client::TlsStream<S>>, TransportError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     tokio_rustls::TlsConnector::from(config)
         .connect(name, stream)
         .await
+        .map(EofIsEnd)
         .map_err(TransportError::from_tls_io)
 }
 
@@ -118,13 +124,14 @@ where
 pub(crate) async fn accept<S>(
     config: Arc<ServerConfig>,
     stream: S,
-) -> Result<tokio_rustls::server::TlsStream<S>, TransportError>
+) -> Result<EofIsEnd<tokio_rustls::server::TlsStream<S>>, TransportError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     tokio_rustls::TlsAcceptor::from(config)
         .accept(stream)
         .await
+        .map(EofIsEnd)
         .map_err(TransportError::from_tls_io)
 }
 
@@ -404,7 +411,8 @@ impl AsyncRead for TlsConnection {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        std::task::ready!(self.poll_stream(cx))?.poll_read(cx, buf)
+        let stream = std::task::ready!(self.poll_stream(cx))?;
+        eof_is_end(stream.poll_read(cx, buf))
     }
 }
 
@@ -449,5 +457,68 @@ impl AsyncWrite for TlsConnection {
             },
             State::Failed(_) => Poll::Ready(Ok(())),
         }
+    }
+}
+
+/// A TLS stream whose end without `close_notify` reads as a plain end of
+/// stream (see the module docs).
+pub(crate) struct EofIsEnd<S>(pub(crate) S);
+
+impl<S> EofIsEnd<S> {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn get_ref(&self) -> &S {
+        &self.0
+    }
+}
+
+/// A read's result, with rustls' "closed without `close_notify`" as the end
+/// of the stream.
+fn eof_is_end(read: Poll<io::Result<()>>) -> Poll<io::Result<()>> {
+    match read {
+        Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            tracing::trace!("the other side closed without TLS close_notify");
+            Poll::Ready(Ok(()))
+        }
+        other => other,
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for EofIsEnd<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        eof_is_end(Pin::new(&mut self.0).poll_read(cx, buf))
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for EofIsEnd<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.0.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
