@@ -321,7 +321,7 @@ pub struct TlsConnection {
 
 enum State {
     Handshaking {
-        accept: tokio_rustls::Accept<TcpStream>,
+        accept: Box<tokio_rustls::Accept<TcpStream>>,
         deadline: Pin<Box<Sleep>>,
         limit: Duration,
     },
@@ -348,7 +348,7 @@ impl TlsConnection {
     fn new(stream: TcpStream, config: Arc<ServerConfig>, limit: Duration) -> TlsConnection {
         TlsConnection {
             state: State::Handshaking {
-                accept: tokio_rustls::TlsAcceptor::from(config).accept(stream),
+                accept: Box::new(tokio_rustls::TlsAcceptor::from(config).accept(stream)),
                 deadline: Box::pin(tokio::time::sleep(limit)),
                 limit,
             },
@@ -372,7 +372,7 @@ impl TlsConnection {
                 limit,
             } => (accept, deadline, *limit),
         };
-        match Pin::new(accept).poll(cx) {
+        match Pin::new(&mut **accept).poll(cx) {
             Poll::Ready(Ok(stream)) => {
                 self.state = State::Ready(Box::new(stream));
                 Poll::Ready(Ok(()))
