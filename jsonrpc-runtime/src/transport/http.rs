@@ -41,8 +41,9 @@ const BODY_EXCERPT_LEN: usize = 1024;
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Transport {
-    /// A client transport that posts each message to `url` (`http://` only)
-    /// and reads the answers from the response bodies.
+    /// A client transport that posts each message to `url` (`http://` only;
+    /// for `https://`, `http_tls` with the `tls` feature) and reads the
+    /// answers from the response bodies.
     ///
     /// Nothing is connected yet: connections are opened by the first calls
     /// and kept alive for the next ones, so a server that cannot be reached
