@@ -1,4 +1,4 @@
-//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--http ADDR] [--max-connections N] [--record FILE] [--metrics]]
+//! Run with: cargo run --example spec_server [-- [--content-length] [--tcp ADDR] [--unix PATH] [--ws ADDR] [--http ADDR] [--tls-cert FILE --tls-key FILE] [--max-connections N] [--record FILE] [--metrics]]
 //!
 //! A conformance and interop server. It serves the methods of the JSON-RPC
 //! 2.0 specification's examples (`subtract`, `sum`, `get_data`, `update`,
@@ -21,6 +21,19 @@
 //! `spec_server: listening on ...` to stderr once bound. Newline-delimited by
 //! default; `--content-length` switches stdio and the TCP and Unix sockets to
 //! LSP framing (WebSocket and HTTP have their own framing).
+//!
+//! `--tls-cert FILE --tls-key FILE` (PEM: the certificate chain, and its
+//! private key) serve `--tcp` over TLS (`listening on tls ADDR`), `--ws` as
+//! `wss://` and `--http` as HTTPS (HTTP/1.1 and h2 through ALPN); the Unix
+//! socket and stdio stay as they are. Each client gets 10 seconds to
+//! complete its TLS handshake. For example, with a certificate for
+//! `localhost`:
+//!
+//! ```text
+//! cargo run --example spec_server -- --http 127.0.0.1:8443 --tls-cert cert.pem --tls-key key.pem
+//! curl --cacert cert.pem -H 'Content-Type: application/json' \
+//!      -d '{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}' https://localhost:8443/
+//! ```
 //!
 //! `--metrics` counts every request per method (the `tower` feature's
 //! metrics layer) and prints the figures as Prometheus text on stderr at
@@ -51,8 +64,9 @@ use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
 use jsonrpc_runtime::router::Metrics;
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
+use jsonrpc_runtime::tls::ServerTls;
 use jsonrpc_runtime::transport::{
-    Acceptor, PeerAddr, TcpAcceptor, UnixAcceptor, WebSocketAcceptor,
+    Acceptor, PeerAddr, TcpAcceptor, TlsAcceptor, UnixAcceptor, WebSocketAcceptor,
 };
 use jsonrpc_runtime::{rpc, CloseReason, Config, Context, ErrorObject, Peer, Router, Transport};
 use schemars::JsonSchema;
@@ -69,6 +83,8 @@ struct Options {
     unix: Option<PathBuf>,
     ws: Option<String>,
     http: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
     max_connections: Option<usize>,
     record: Option<PathBuf>,
     metrics: bool,
@@ -91,6 +107,8 @@ impl Options {
                 "--record" => options.record = Some(PathBuf::from(value("--record")?)),
                 "--metrics" => options.metrics = true,
                 "--http" => options.http = Some(value("--http")?),
+                "--tls-cert" => options.tls_cert = Some(PathBuf::from(value("--tls-cert")?)),
+                "--tls-key" => options.tls_key = Some(PathBuf::from(value("--tls-key")?)),
                 "--max-connections" => {
                     let n = value("--max-connections")?;
                     match n.parse::<usize>() {
@@ -106,6 +124,23 @@ impl Options {
                 other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
             }
         }
+        match (&options.tls_cert, &options.tls_key) {
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(format!(
+                    "`--tls-cert` and `--tls-key` go together: the certificate chain and its \
+                     private key\n{USAGE}"
+                ))
+            }
+            (Some(_), Some(_))
+                if options.tcp.is_none() && options.ws.is_none() && options.http.is_none() =>
+            {
+                return Err(format!(
+                    "`--tls-cert` and `--tls-key` apply to `--tcp`, `--ws` and `--http`; give \
+                     at least one\n{USAGE}"
+                ))
+            }
+            _ => {}
+        }
         Ok(options)
     }
 
@@ -116,8 +151,10 @@ impl Options {
 
 const USAGE: &str =
     "usage: spec_server [--content-length | --lsp] [--tcp ADDR] [--unix PATH] [--ws ADDR]
-                   [--http ADDR] [--max-connections N] [--record FILE] [--metrics]
+                   [--http ADDR] [--tls-cert FILE --tls-key FILE] [--max-connections N]
+                   [--record FILE] [--metrics]
   with no socket option, serves stdin/stdout (--record writes the session to FILE as JSON Lines);
+  --tls-cert and --tls-key (PEM) serve --tcp over TLS, --ws as wss:// and --http as https://;
   --metrics prints per-method counts and latencies (Prometheus text) on stderr at exit";
 
 /// Connections served at once on each socket unless `--max-connections`
@@ -447,8 +484,29 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
     let routes = move |_: &PeerAddr| router(Arc::new(Spec::default()), counted.as_ref());
     let config = config.shared_budget(SharedBudget::new(MAX_REQUESTS, MAX_PARKED_BYTES));
     let limit = options.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+    let tls = match (&options.tls_cert, &options.tls_key) {
+        (Some(cert), Some(key)) => match ServerTls::from_pem_files(cert, key) {
+            Ok(tls) => Some(tls),
+            Err(e) => {
+                eprintln!("spec_server: cannot use the TLS certificate and key: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
     let mut servers = Vec::new();
-    if let Some(addr) = &options.tcp {
+    if let (Some(addr), Some(tls)) = (&options.tcp, &tls) {
+        match TlsAcceptor::bind(addr.as_str(), tls.clone()).await {
+            Ok(acceptor) => {
+                eprintln!(
+                    "spec_server: listening on tls {}",
+                    local(acceptor.local_addr())
+                );
+                servers.push(listener(acceptor, &config, limit).spawn(routes.clone()));
+            }
+            Err(e) => return bind_failed("tls", addr, &e),
+        }
+    } else if let Some(addr) = &options.tcp {
         match TcpAcceptor::bind(addr.as_str()).await {
             Ok(acceptor) => {
                 eprintln!(
@@ -475,8 +533,12 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
     if let Some(addr) = &options.ws {
         match WebSocketAcceptor::bind(addr.as_str()).await {
             Ok(acceptor) => {
+                let (scheme, acceptor) = match &tls {
+                    Some(tls) => ("wss", acceptor.tls(tls.clone())),
+                    None => ("ws", acceptor),
+                };
                 eprintln!(
-                    "spec_server: listening on ws://{}/",
+                    "spec_server: listening on {scheme}://{}/",
                     local(acceptor.local_addr())
                 );
                 servers.push(listener(acceptor, &config, limit).spawn(routes.clone()));
@@ -484,21 +546,29 @@ async fn serve_sockets(options: &Options, config: Config, signals: &mut Signals)
             Err(e) => return bind_failed("ws", addr, &e),
         }
     }
-    if let Some(addr) = &options.http {
+    if let (Some(addr), Some(tls)) = (&options.http, &tls) {
+        match TlsAcceptor::bind(addr.as_str(), tls.clone()).await {
+            Ok(acceptor) => {
+                eprintln!(
+                    "spec_server: listening on https://{}/",
+                    local(acceptor.local_addr())
+                );
+                servers.push(http_listener(acceptor, &config, limit).spawn(routes.clone()));
+            }
+            Err(e) => return bind_failed("https", addr, &e),
+        }
+    } else if let Some(addr) = &options.http {
         match TcpAcceptor::bind(addr.as_str()).await {
             Ok(acceptor) => {
                 eprintln!(
                     "spec_server: listening on http://{}/",
                     local(acceptor.local_addr())
                 );
-                let mut http = HttpListener::new(acceptor)
-                    .config(config.clone())
-                    .connection_limit(limit);
+                let mut http = http_listener(acceptor, &config, limit);
                 if let Some(metrics) = &metrics {
                     http = http.metrics("/metrics", metrics.clone());
                 }
-                let server = http.spawn(routes.clone());
-                servers.push(server);
+                servers.push(http.spawn(routes.clone()));
             }
             Err(e) => return bind_failed("http", addr, &e),
         }
@@ -517,6 +587,17 @@ fn listener<A: Acceptor>(acceptor: A, config: &Config, limit: usize) -> Listener
         .config(config.clone())
         .connection_limit(limit)
         .on_close(report_failure)
+}
+
+/// An HTTP listener with the server's config and connection limit.
+fn http_listener<A>(acceptor: A, config: &Config, limit: usize) -> HttpListener<A>
+where
+    A: Acceptor,
+    A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    HttpListener::new(acceptor)
+        .config(config.clone())
+        .connection_limit(limit)
 }
 
 /// Prints why a connection failed (a client that broke the framing, say).

@@ -3,8 +3,9 @@
 //!
 //! The errors of the other layers live with them and are gathered here too
 //! for discovery: transport failures ([`TransportError`], [`ProcessExit`],
-//! [`WebSocketError`]) and what callers see ([`CallError`], [`SendError`],
-//! [`CloseReason`]).
+//! [`WebSocketError`]; with the `tls` feature, `TlsError` and the PEM
+//! loading errors, `TlsConfigError`) and what callers see ([`CallError`],
+//! [`SendError`], [`CloseReason`]).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -16,6 +17,9 @@ use serde_json::value::RawValue;
 pub use crate::peer::{CallError, CloseReason, SendError};
 pub use crate::router::MergeError;
 pub use crate::transport::{ProcessExit, TransportError, WebSocketError};
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use crate::{tls::TlsConfigError, transport::TlsError};
 
 /// A JSON-RPC error code.
 ///

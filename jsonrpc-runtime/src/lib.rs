@@ -11,7 +11,8 @@
 //! |---|---|
 //! | [`message`] | the wire model: messages, classification options, extras |
 //! | [`codec`] | framers: newline-delimited and `Content-Length` |
-//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket, an HTTP client; acceptors |
+//! | `tls` | TLS settings: certificates, keys and trusted roots from PEM files (feature `tls`) |
+//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket, an HTTP client, TLS; acceptors |
 //! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
 //! | [`policy`] | cancellation, progress, lifecycles, gates |
 //! | [`context`] | what a handler sees |
@@ -30,6 +31,8 @@
 //! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `Transport::http` |
 //! | `tower` | no | middleware: `Router::layer` with any tower layer, and the `router::Metrics` layer (Prometheus text) |
 //! | `openrpc` | no | `openrpc::Document` (OpenRPC 1.3 with JSON Schemas from schemars) and `Router::discover` (`rpc.discover`) |
+//! | `tls` | no | TLS on rustls (the `ring` provider): `tls::ServerTls` and `tls::ClientTls` from PEM files, `transport::TlsAcceptor` and `Transport::connect_tls`; with `http`, HTTPS (`HttpListener` over a `TlsAcceptor`, `Transport::http_tls`); with `websocket`, `wss://` (`WebSocketAcceptor::tls`, `Transport::connect_websocket_tls`) |
+//! | `tls-webpki-roots` | no | `tls::ClientTls::webpki_roots`: Mozilla's root certificates, compiled in |
 //!
 //! # Examples
 //!
@@ -95,6 +98,9 @@ mod peer;
 pub mod policy;
 pub mod router;
 pub mod server;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub mod tls;
 mod trace;
 pub mod transport;
 

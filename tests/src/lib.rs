@@ -32,11 +32,32 @@ pub fn example_path(name: &str) -> PathBuf {
         .expect("target profile dir");
     let path = profile_dir.join("examples").join(name);
     BUILT.get_or_init(|| {
-        let status = Command::new(env!("CARGO"))
+        let mut build = Command::new(env!("CARGO"));
+        build
             .args(["build", "--quiet", "--workspace", "--all-targets"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo build for the examples");
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        // What cargo set for this test process, not for a build: a build
+        // script that watches one of them (ring's watches
+        // CARGO_MANIFEST_DIR) would otherwise rebuild, and everything above
+        // it, here and again in the next build from a shell.
+        for (name, _) in std::env::vars_os() {
+            let Some(name) = name.to_str() else { continue };
+            let set_for_tests = name.starts_with("CARGO_PKG_")
+                || matches!(
+                    name,
+                    "CARGO_MANIFEST_DIR"
+                        | "CARGO_MANIFEST_PATH"
+                        | "CARGO_CRATE_NAME"
+                        | "CARGO_BIN_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                        | "CARGO_TARGET_TMPDIR"
+                        | "CARGO_RUSTC_CURRENT_DIR"
+                );
+            if set_for_tests {
+                build.env_remove(name);
+            }
+        }
+        let status = build.status().expect("run cargo build for the examples");
         assert!(status.success(), "building the examples failed");
     });
     assert!(path.exists(), "example binary {} not found", path.display());

@@ -45,9 +45,9 @@ const DEFAULT_HEALTH_PATH: &str = "/health";
 /// Serves a [`Router`] over HTTP: one JSON-RPC message or batch per `POST`.
 ///
 /// Build it from an [`Acceptor`] whose connections are byte streams
-/// ([`TcpAcceptor`](crate::transport::TcpAcceptor), or
+/// ([`TcpAcceptor`](crate::transport::TcpAcceptor),
 /// [`UnixAcceptor`](crate::transport::UnixAcceptor) for HTTP over a Unix
-/// socket), set the [`Config`] (its parse options and
+/// socket, or with the `tls` feature `TlsAcceptor` for HTTPS), set the [`Config`] (its parse options and
 /// [`max_frame_len`](Config::max_frame_len), the body size cap), the paths and
 /// an optional connection limit, then [`spawn`](Self::spawn) it. The
 /// returned [`Server`] is the same as a [`Listener`](super::Listener)'s:
@@ -57,7 +57,10 @@ const DEFAULT_HEALTH_PATH: &str = "/health";
 ///
 /// HTTP/1.1 (with keep-alive) and HTTP/2 over cleartext with prior knowledge
 /// (h2c) are served on the same port; the protocol is recognised from the
-/// first bytes of each connection. Every `POST` body is one message or one
+/// first bytes of each connection. Over TLS the same goes, and the acceptor
+/// offers `h2` and `http/1.1` to clients through ALPN (see
+/// [`Acceptor::offer_protocols`]); its handshake runs on the connection's
+/// task, within its handshake timeout. Every `POST` body is one message or one
 /// batch, answered by [`Router::respond_with`] with the config's
 /// [`parse_options`](Config::parse_options):
 ///
@@ -180,7 +183,8 @@ where
     /// # Examples
     ///
     /// See [`HttpListener`].
-    pub fn new(acceptor: A) -> Self {
+    pub fn new(mut acceptor: A) -> Self {
+        acceptor.offer_protocols(&[b"h2", b"http/1.1"]);
         HttpListener {
             acceptor,
             config: Config::default(),

@@ -1,14 +1,14 @@
 //! Servers: accept connections, run one peer per connection, shut down
 //! gracefully.
 //!
-//! The TCP, Unix-socket and WebSocket servers are the same [`Listener`]
-//! with a different [`Acceptor`]. With the `http` feature,
+//! The TCP, Unix-socket, WebSocket and (feature `tls`) TLS servers are the
+//! same [`Listener`] with a different [`Acceptor`]. With the `http` feature,
 //! `HttpListener` serves a router over HTTP instead (one message or batch
 //! per `POST`, no peer per connection); it returns the same [`Server`], so
 //! [`shutdown_all`] stops it together with the others. Accepting is split in two steps so that a
 //! slow client never holds up the others: [`Acceptor::accept`] only takes
 //! the next connection off the socket, and [`Acceptor::open`] (a WebSocket
-//! handshake, say) runs on the connection's own task.
+//! handshake or a TLS handshake, say) runs on the connection's own task.
 
 use std::fmt;
 use std::future::Future;

@@ -43,9 +43,9 @@ impl fmt::Display for PeerAddr {
 /// [`Listener`](crate::server::Listener): a bound socket.
 ///
 /// Implemented by [`TcpAcceptor`](crate::transport::TcpAcceptor),
-/// [`UnixAcceptor`](crate::transport::UnixAcceptor) and, with the `websocket` feature,
-/// `WebSocketAcceptor`. Implement it to serve another kind of socket (a
-/// TLS listener, a vsock).
+/// [`UnixAcceptor`](crate::transport::UnixAcceptor), with the `websocket`
+/// feature `WebSocketAcceptor`, and with the `tls` feature `TlsAcceptor`.
+/// Implement it to serve another kind of socket (a vsock).
 ///
 /// # Examples
 ///
@@ -116,4 +116,25 @@ pub trait Acceptor: Send + 'static {
         connection: Self::Connection,
         config: &Config,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static;
+
+    /// Tells the acceptor which application protocols the server speaks, in
+    /// order of preference, for acceptors that agree on one with each client
+    /// (TLS's ALPN): `HttpListener` calls it with `h2` and `http/1.1`. The
+    /// default ignores it; an acceptor that wraps another passes it on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::transport::{Acceptor, TcpAcceptor};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+    /// // Plain TCP agrees on nothing: ignored.
+    /// acceptor.offer_protocols(&[b"h2", b"http/1.1"]);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    fn offer_protocols(&mut self, protocols: &[&[u8]]) {
+        let _ = protocols;
+    }
 }

@@ -1,4 +1,4 @@
-//! Transport failures: I/O and framing, child processes, WebSocket.
+//! Transport failures: I/O and framing, child processes, WebSocket, TLS.
 
 use std::fmt;
 
@@ -23,6 +23,62 @@ pub enum TransportError {
     /// or a message over the size limit.
     #[error(transparent)]
     WebSocket(WebSocketError),
+    /// The TLS handshake failed: a certificate that is not trusted, no
+    /// protocol in common, a handshake that took too long.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    #[error(transparent)]
+    Tls(TlsError),
+}
+
+/// Why a TLS handshake failed (see [`TransportError::Tls`]).
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::tls::rustls;
+/// use jsonrpc_runtime::transport::{TlsError, TransportError};
+///
+/// fn is_untrusted(e: &TransportError) -> bool {
+///     matches!(
+///         e,
+///         TransportError::Tls(TlsError::Handshake(rustls::Error::InvalidCertificate(
+///             rustls::CertificateError::UnknownIssuer
+///         )))
+///     )
+/// }
+/// assert!(!is_untrusted(&TransportError::Closed));
+/// ```
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsError {
+    /// rustls ended the handshake: the other side's certificate is not
+    /// trusted (`InvalidCertificate`, on the client), the other side
+    /// refused ours (`AlertReceived`), or it does not speak TLS
+    /// (`InvalidMessage`, on the server).
+    #[error("the TLS handshake failed: {}", describe(.0))]
+    Handshake(rustls::Error),
+    /// The other side did not complete the handshake in time.
+    #[error("the TLS handshake did not complete within {0:?}")]
+    TimedOut(std::time::Duration),
+    /// The name to check the server's certificate against is neither a DNS
+    /// name nor an IP address.
+    #[error("`{0}` is not a server name TLS can check: expected a DNS name or an IP address")]
+    InvalidServerName(String),
+}
+
+/// rustls' reason, with what to do for the common cases.
+#[cfg(feature = "tls")]
+fn describe(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::InvalidCertificate(_) => format!(
+            "{e} (the server's certificate must chain up to a root the client's `ClientTls` \
+             trusts, and name the host connected to)"
+        ),
+        e => e.to_string(),
+    }
 }
 
 /// How a child process ended: its exit status and the start of its stderr.
@@ -169,5 +225,31 @@ impl std::error::Error for WebSocketError {
 impl From<std::io::Error> for TransportError {
     fn from(e: std::io::Error) -> Self {
         TransportError::Framing(FramingError::Io(e))
+    }
+}
+
+#[cfg(feature = "tls")]
+impl TransportError {
+    /// An error from a TLS handshake: rustls' own reason or a timeout when
+    /// it is one, else the I/O error (the connection was reset).
+    pub(crate) fn from_tls_io(e: std::io::Error) -> TransportError {
+        let typed = e
+            .get_ref()
+            .is_some_and(|inner| inner.is::<rustls::Error>() || inner.is::<TlsError>());
+        if !typed {
+            return TransportError::from(e);
+        }
+        let kind = e.kind();
+        let Some(inner) = e.into_inner() else {
+            return TransportError::from(std::io::Error::from(kind));
+        };
+        let inner = match inner.downcast::<rustls::Error>() {
+            Ok(rustls) => return TransportError::Tls(TlsError::Handshake(*rustls)),
+            Err(inner) => inner,
+        };
+        match inner.downcast::<TlsError>() {
+            Ok(tls) => TransportError::Tls(*tls),
+            Err(other) => TransportError::from(std::io::Error::new(kind, other)),
+        }
     }
 }

@@ -16,7 +16,7 @@ use hyper::body::{Body as _, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -41,8 +41,9 @@ const BODY_EXCERPT_LEN: usize = 1024;
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Transport {
-    /// A client transport that posts each message to `url` (`http://` only)
-    /// and reads the answers from the response bodies.
+    /// A client transport that posts each message to `url` (`http://` only;
+    /// for `https://`, `http_tls` with the `tls` feature) and reads the
+    /// answers from the response bodies.
     ///
     /// Nothing is connected yet: connections are opened by the first calls
     /// and kept alive for the next ones, so a server that cannot be reached
@@ -113,45 +114,112 @@ impl Transport {
     /// `POST` runs on a task of its own).
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub fn http(url: &str, config: &Config) -> io::Result<Transport> {
-        let uri = parse_url(url)?;
+        let uri = parse_url(url, "http")?;
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .build(connector);
-        let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
-        let poster = Arc::new(Poster {
-            client,
-            uri,
-            max_answer_len: config.max_frame_len,
-            headers: config.request_headers.clone(),
-            dialect: config.parse_options().dialect,
-            dropped: CancellationToken::new(),
-        });
-        let sink = PostSink {
-            poster,
-            inbound: inbound_tx,
-            permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
-            permit: None,
-        };
-        Ok(Transport::new(Answers(inbound_rx), sink))
+        let client = PostClient::Http(client_builder().build(connector));
+        Ok(post_transport(client, uri, config))
+    }
+
+    /// [`http`](Self::http) over TLS: a client transport that posts each
+    /// message to an `https://` URL, checking the server's certificate
+    /// against the roots `tls` trusts and the URL's host. HTTP/2 is used
+    /// when the server agrees to it (ALPN `h2`), else HTTP/1.1.
+    ///
+    /// # Examples
+    ///
+    /// See [`TlsAcceptor`](crate::transport::TlsAcceptor).
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::tls::ClientTls;
+    /// use jsonrpc_runtime::{Config, Peer, Transport};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tls = ClientTls::from_roots_pem_file("ca.pem")?;
+    /// let peer = Peer::spawn(Transport::http_tls("https://localhost:8443/", &tls, &Config::default())?);
+    /// let difference: i64 = peer.call("subtract", [42, 23]).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `https://` URL
+    /// with a host. A server whose certificate is not trusted fails each
+    /// call as any connection failure does (-32100 with an [`HttpFailure`]
+    /// whose status is `None`; the error's message gives rustls' reason).
+    ///
+    /// # Panics
+    ///
+    /// Sending through the transport panics outside a tokio runtime.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "http", feature = "tls"))))]
+    pub fn http_tls(
+        url: &str,
+        tls: &crate::tls::ClientTls,
+        config: &Config,
+    ) -> io::Result<Transport> {
+        let uri = parse_url(url, "https")?;
+        let connector = super::tls::https::HttpsConnector::new(tls);
+        let client = PostClient::Https(client_builder().build(connector));
+        Ok(post_transport(client, uri, config))
     }
 }
 
-fn parse_url(url: &str) -> io::Result<Uri> {
+/// The client's pool settings, shared by both schemes.
+fn client_builder() -> hyper_util::client::legacy::Builder {
+    let mut builder = Client::builder(TokioExecutor::new());
+    builder
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT);
+    builder
+}
+
+/// The transport over `client`: a sink that posts, a stream of answers.
+fn post_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
+    let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
+    let poster = Arc::new(Poster {
+        client,
+        uri,
+        max_answer_len: config.max_frame_len,
+        headers: config.request_headers.clone(),
+        dialect: config.parse_options().dialect,
+        dropped: CancellationToken::new(),
+    });
+    let sink = PostSink {
+        poster,
+        inbound: inbound_tx,
+        permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
+        permit: None,
+    };
+    Transport::new(Answers(inbound_rx), sink)
+}
+
+/// The URL as a URI, if its scheme is `scheme` (`http` or `https`).
+fn parse_url(url: &str, scheme: &str) -> io::Result<Uri> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     let uri: Uri = url
         .parse()
         .map_err(|e| invalid(format!("`{url}` is not a URL: {e}")))?;
     match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
+        Some(s) if s == scheme => {}
+        Some("https") if cfg!(feature = "tls") => {
             return Err(invalid(format!(
-                "`{url}`: https is not supported; use http:// (behind a TLS-terminating proxy)"
+                "`{url}` needs TLS: use `Transport::http_tls` with a `ClientTls`"
             )))
         }
-        _ => return Err(invalid(format!("`{url}` is not an http:// URL"))),
+        Some("https") => {
+            return Err(invalid(format!(
+                "`{url}`: https needs the `tls` feature; or use http:// (behind a \
+                 TLS-terminating proxy)"
+            )))
+        }
+        Some("http") => {
+            return Err(invalid(format!(
+                "`{url}` is plain HTTP: use `Transport::http`, or an https:// URL"
+            )))
+        }
+        _ => return Err(invalid(format!("`{url}` is not an {scheme}:// URL"))),
     }
     if uri.host().is_none_or(str::is_empty) {
         return Err(invalid(format!("`{url}` has no host")));
@@ -286,9 +354,26 @@ impl Drop for PostSink {
     }
 }
 
+/// The client of one transport, for its URL's scheme.
+enum PostClient {
+    Http(Client<HttpConnector, Full<Bytes>>),
+    #[cfg(feature = "tls")]
+    Https(Client<super::tls::https::HttpsConnector, Full<Bytes>>),
+}
+
+impl PostClient {
+    fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
+        match self {
+            PostClient::Http(client) => client.request(request),
+            #[cfg(feature = "tls")]
+            PostClient::Https(client) => client.request(request),
+        }
+    }
+}
+
 /// What every `POST` of one transport shares.
 struct Poster {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: PostClient,
     uri: Uri,
     max_answer_len: usize,
     /// The config's request headers, sent with every `POST`.

@@ -15,8 +15,11 @@
 //! ([`ChildProcess`]), TCP ([`Transport::connect_tcp`], [`TcpAcceptor`]),
 //! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]),
 //! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
-//! `WebSocketAcceptor`), and with the `http` feature, an HTTP client
-//! (`Transport::http`: one `POST` per message). The server side of the
+//! `WebSocketAcceptor`), with the `http` feature, an HTTP client
+//! (`Transport::http`: one `POST` per message), and with the `tls` feature,
+//! TLS over TCP (`Transport::connect_tls`, `TlsAcceptor`), HTTPS
+//! (`Transport::http_tls`) and `wss://` (`Transport::connect_websocket_tls`,
+//! `WebSocketAcceptor::tls`); see the `tls` module. The server side of the
 //! sockets is one [`Listener`](crate::server::Listener), generic over an
 //! [`Acceptor`], that runs one peer per connection; HTTP's is
 //! `server::HttpListener`.
@@ -47,6 +50,8 @@ mod raw;
 mod record;
 mod stdio;
 mod tcp;
+#[cfg(feature = "tls")]
+mod tls;
 #[cfg(unix)]
 mod unix;
 #[cfg(feature = "websocket")]
@@ -55,12 +60,18 @@ mod write;
 
 pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use self::error::TlsError;
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use self::http::HttpFailure;
 pub use self::raw::{RawClient, RawError, RawSendError};
 pub use self::tcp::TcpAcceptor;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use self::tls::{TlsAcceptor, TlsConnection};
 #[cfg(unix)]
 #[cfg_attr(docsrs, doc(cfg(unix)))]
 pub use self::unix::UnixAcceptor;

@@ -162,7 +162,7 @@ impl Acceptor for TcpAcceptor {
     }
 }
 
-fn set_nodelay(stream: &TcpStream) {
+pub(super) fn set_nodelay(stream: &TcpStream) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
     }

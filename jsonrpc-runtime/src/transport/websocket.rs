@@ -1,6 +1,7 @@
 //! WebSocket (feature `websocket`): a connector, server and client
 //! handshakes over any stream, and an acceptor for
-//! [`Listener`](crate::server::Listener).
+//! [`Listener`](crate::server::Listener). With the `tls` feature, the
+//! connector and the acceptor also speak `wss://`.
 //!
 //! One JSON-RPC message (or batch) travels in each text message. The rules
 //! at the edges:
@@ -71,7 +72,8 @@ impl Transport {
     /// Only the config's frame size cap applies (framing is WebSocket's),
     /// and its [`request_header`](Config::request_header)s (a bearer token,
     /// say) go with the handshake.
-    /// For `wss://`, open the TLS stream yourself and use
+    /// For `wss://`, use `connect_websocket_tls` (feature `tls`), or open
+    /// the TLS stream yourself and use
     /// [`websocket_client`](Self::websocket_client).
     ///
     /// # Examples
@@ -110,11 +112,22 @@ impl Transport {
         let uri = request.uri();
         match uri.scheme_str() {
             Some("ws") => {}
+            Some("wss") if cfg!(feature = "tls") => {
+                return Err(ws_error(
+                    format!(
+                        "`{url}` needs TLS: use `Transport::connect_websocket_tls` with a \
+                         `ClientTls`"
+                    ),
+                    None,
+                    None,
+                ))
+            }
             Some("wss") => {
                 return Err(ws_error(
                     format!(
-                        "`{url}` needs TLS, which this connector does not do: open the TLS \
-                         stream yourself and pass it to `Transport::websocket_client`"
+                        "`{url}` needs TLS, which this connector does not do without the `tls` \
+                         feature: open the TLS stream yourself and pass it to \
+                         `Transport::websocket_client`"
                     ),
                     None,
                     None,
@@ -128,17 +141,101 @@ impl Transport {
                 ))
             }
         }
-        let host = uri.host().unwrap_or_default();
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host)
-            .to_owned();
-        let port = uri.port_u16().unwrap_or(80);
+        let (host, port) = host_and_port(uri, 80);
         let stream = TcpStream::connect((host.as_str(), port)).await?;
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
         }
+        client_handshake(request, stream, config).await
+    }
+
+    /// Connects to a WebSocket server over TLS at `url`
+    /// (`wss://host:port/path`), checking the server's certificate against
+    /// the roots `tls` trusts and the URL's host.
+    ///
+    /// Only the config's frame size cap applies (framing is WebSocket's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::server::Listener;
+    /// use jsonrpc_runtime::tls::{ClientTls, ServerTls};
+    /// use jsonrpc_runtime::transport::WebSocketAcceptor;
+    /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let cert = rcgen::generate_simple_self_signed(["localhost".to_owned()])?;
+    /// let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
+    ///
+    /// let server_tls = ServerTls::from_pem(cert_pem.as_bytes(), key_pem.as_bytes())?;
+    /// let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?.tls(server_tls);
+    /// let url = format!("wss://localhost:{}/", acceptor.local_addr()?.port());
+    /// let server = Listener::new(acceptor).spawn(router);
+    ///
+    /// let client_tls = ClientTls::from_roots_pem(cert_pem.as_bytes())?;
+    /// let transport = Transport::connect_websocket_tls(&url, &client_tls, &Config::default()).await?;
+    /// let client = Peer::spawn(transport);
+    /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
+    /// client.close(Duration::from_secs(1)).await;
+    /// server.shutdown(Duration::from_secs(1)).await;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TransportError::WebSocket`] for a URL that is not `wss://` or a
+    /// handshake the server refused; [`TransportError::Tls`] when the TLS
+    /// handshake fails (a certificate the client does not trust is
+    /// [`TlsError::Handshake`](crate::transport::TlsError::Handshake) with
+    /// rustls' `InvalidCertificate`); an I/O error when the TCP connection
+    /// fails.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future abandons the connection attempt.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a tokio runtime with I/O enabled.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "websocket", feature = "tls"))))]
+    pub async fn connect_websocket_tls(
+        url: &str,
+        tls: &crate::tls::ClientTls,
+        config: &Config,
+    ) -> Result<Transport, TransportError> {
+        let request = url
+            .into_client_request()
+            .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
+        let uri = request.uri();
+        match uri.scheme_str() {
+            Some("wss") => {}
+            Some("ws") => {
+                return Err(ws_error(
+                    format!("`{url}` is plain WebSocket: use `Transport::connect_websocket`, or a wss:// URL"),
+                    None,
+                    None,
+                ))
+            }
+            _ => {
+                return Err(ws_error(
+                    format!("`{url}` is not a `wss://` URL"),
+                    None,
+                    None,
+                ))
+            }
+        }
+        let (host, port) = host_and_port(uri, 443);
+        let name = super::tls::server_name_of(&host)?;
+        let stream = TcpStream::connect((host.as_str(), port)).await?;
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
+        }
+        let tls = tls.with_default_alpn(&[crate::tls::alpn::HTTP_1_1]);
+        let stream = super::tls::connect(tls, name, stream).await?;
         client_handshake(request, stream, config).await
     }
 
@@ -248,6 +345,9 @@ impl Transport {
 pub struct WebSocketAcceptor {
     listener: TcpListener,
     handshake_timeout: Duration,
+    /// The TLS settings for `wss://`, with ALPN `http/1.1`.
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl WebSocketAcceptor {
@@ -276,7 +376,24 @@ impl WebSocketAcceptor {
         WebSocketAcceptor {
             listener,
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
+    }
+
+    /// Serves WebSocket over TLS (`wss://`): each connection's TLS
+    /// handshake, then its WebSocket handshake, run on its own task, both
+    /// within [`handshake_timeout`](Self::handshake_timeout). The acceptor
+    /// offers `http/1.1` through ALPN unless `tls` has an ALPN list.
+    ///
+    /// # Examples
+    ///
+    /// See [`Transport::connect_websocket_tls`].
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls(mut self, tls: crate::tls::ServerTls) -> WebSocketAcceptor {
+        self.tls = Some(tls.with_default_alpn(&[crate::tls::alpn::HTTP_1_1]));
+        self
     }
 
     /// How long a client gets to complete its handshake before its
@@ -311,6 +428,8 @@ impl Acceptor for WebSocketAcceptor {
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
         let config = config.clone();
         let limit = self.handshake_timeout;
+        #[cfg(feature = "tls")]
+        let tls = self.tls.clone();
         async move {
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
@@ -319,7 +438,15 @@ impl Acceptor for WebSocketAcceptor {
             if let Ok(addr) = stream.peer_addr() {
                 info = info.with_addr(PeerAddr::Tcp(addr));
             }
-            match tokio::time::timeout(limit, server_handshake(stream, &config, info)).await {
+            let handshake = async {
+                #[cfg(feature = "tls")]
+                if let Some(tls) = tls {
+                    let stream = super::tls::accept(tls, stream).await?;
+                    return server_handshake(stream, &config, info).await;
+                }
+                server_handshake(stream, &config, info).await
+            };
+            match tokio::time::timeout(limit, handshake).await {
                 Ok(opened) => opened,
                 Err(_) => Err(ws_error(
                     format!("the client did not complete its handshake within {limit:?}"),
@@ -371,7 +498,22 @@ where
     Ok(transport)
 }
 
-/// The client side of the handshake, shared by both client constructors:
+/// The host (without an IPv6 address's brackets) and port of a WebSocket
+/// URL, `default_port` when it names none.
+fn host_and_port(
+    uri: &tokio_tungstenite::tungstenite::http::Uri,
+    default_port: u16,
+) -> (String, u16) {
+    let host = uri.host().unwrap_or_default();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
+        .to_owned();
+    (host, uri.port_u16().unwrap_or(default_port))
+}
+
+/// The client side of the handshake, shared by every client constructor:
 /// sends the config's request headers.
 async fn client_handshake<S>(
     mut request: Request,
