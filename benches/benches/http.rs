@@ -32,10 +32,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jsonrpc_benches::http::{self, HttpClient, Point, Results, IMPLEMENTATIONS};
+use jsonrpc_benches::jsonrpsee_side;
 use jsonrpc_benches::multicore::Run;
 use jsonrpc_benches::service::{hand_router, State};
 use jsonrpc_benches::sys::{pin_to_cpu, thread_cpu};
-use jsonrpc_benches::jsonrpsee_side;
 use jsonrpc_runtime::server::{HttpListener, Server};
 use jsonrpc_runtime::transport::TcpAcceptor;
 use jsonrpsee::server::ServerHandle;

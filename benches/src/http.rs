@@ -149,15 +149,16 @@ async fn hyper_server(answer: fn(&[u8]) -> Bytes) -> (SocketAddr, JoinHandle<()>
     let accept = tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             stream.set_nodelay(true).expect("nodelay");
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| async move {
-                let body = request.into_body().collect().await?.to_bytes();
-                let mut response = Response::new(Full::new(answer(&body)));
-                response.headers_mut().insert(
-                    hyper::header::CONTENT_TYPE,
-                    hyper::header::HeaderValue::from_static("application/json"),
-                );
-                Ok::<_, hyper::Error>(response)
-            });
+            let service =
+                hyper::service::service_fn(move |request: Request<Incoming>| async move {
+                    let body = request.into_body().collect().await?.to_bytes();
+                    let mut response = Response::new(Full::new(answer(&body)));
+                    response.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, hyper::Error>(response)
+                });
             tokio::spawn(async move {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -306,7 +307,8 @@ impl Results {
         );
         let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|");
         for &n in &connections {
-            let rate = |imp: &str| find(&self.throughput, imp, n).map_or(f64::NAN, Point::median_rate);
+            let rate =
+                |imp: &str| find(&self.throughput, imp, n).map_or(f64::NAN, Point::median_rate);
             let cell = |imp: &str| match find(&self.throughput, imp, n) {
                 Some(p) => {
                     let (lo, hi) = p.range();

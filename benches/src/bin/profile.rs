@@ -175,13 +175,12 @@ fn main() {
                     "http_floor" => http::hyper_floor().await.0,
                     "http_two_phase" => http::hyper_two_phase().await.0,
                     "http_ours" => {
-                        let acceptor =
-                            jsonrpc_runtime::transport::TcpAcceptor::bind("127.0.0.1:0")
-                                .await
-                                .unwrap();
+                        let acceptor = jsonrpc_runtime::transport::TcpAcceptor::bind("127.0.0.1:0")
+                            .await
+                            .unwrap();
                         let addr = acceptor.local_addr().unwrap();
-                        let server =
-                            jsonrpc_runtime::server::HttpListener::new(acceptor).spawn(hand.clone());
+                        let server = jsonrpc_runtime::server::HttpListener::new(acceptor)
+                            .spawn(hand.clone());
                         std::mem::forget(server);
                         addr
                     }

@@ -1,6 +1,7 @@
 //! Prints the figures tables of BENCHMARKS.md from the last run: criterion's
 //! estimates under `target/criterion` and the memory benchmark's
-//! `target/memory.json` and the multi-core benchmark's `target/multicore.json`,
+//! `target/memory.json`, the multi-core benchmark's `target/multicore.json`
+//! and the HTTP benchmark's `target/http.json`,
 //! with every ratio taken within that run.
 //!
 //! ```text
@@ -355,6 +356,17 @@ fn main() {
             r.line(results.markdown());
         }
         Err(_) => r.line("\n(no target/multicore.json: run `cargo bench --bench multicore`)"),
+    }
+
+    // HTTP (its own JSON, not criterion).
+    match std::fs::read_to_string(target.join("http.json")) {
+        Ok(text) => {
+            let results: jsonrpc_benches::http::Results =
+                serde_json::from_str(&text).expect("http.json");
+            r.line("\n### HTTP\n");
+            r.line(results.markdown());
+        }
+        Err(_) => r.line("\n(no target/http.json: run `cargo bench --bench http`)"),
     }
 
     let mut out = String::new();
