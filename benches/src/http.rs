@@ -269,25 +269,25 @@ impl Results {
         let runs = self.sequential.first().map_or(0, |p| p.runs.len());
         let _ = writeln!(
             out,
-            "Sequential round trip over one keep-alive connection (client and server on one current-thread runtime, pinned to one CPU); median of {runs} interleaved {:.1} s windows:\n",
+            "Sequential round trip over one keep-alive connection (client and server on one current-thread runtime, pinned to one CPU), {runs} interleaved {:.1} s windows: the calls' latency percentiles, the mean (the window over the calls: on a shared machine it carries every time another process held the CPU), and the ratios of the p50s:\n",
             self.window_seconds
         );
         let _ = writeln!(
             out,
-            "| server | µs per call | p50 | p99 | ÷ hyper floor | ÷ jsonrpsee |"
+            "| server | p50 µs | p99 µs | mean µs | p50 ÷ hyper floor | p50 ÷ jsonrpsee |"
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
-        let us = |p: &Point| 1e6 / p.median_rate();
-        let floor = find(&self.sequential, "hyper_floor", 1).map_or(f64::NAN, us);
-        let theirs = find(&self.sequential, "jsonrpsee", 1).map_or(f64::NAN, us);
+        let p50 = |imp: &str| find(&self.sequential, imp, 1).map_or(f64::NAN, |p| p.p50_ns as f64);
+        let (floor, theirs) = (p50("hyper_floor"), p50("jsonrpsee"));
         for imp in IMPLEMENTATIONS {
             if let Some(p) = find(&self.sequential, imp, 1) {
-                let t = us(p);
+                let t = p.p50_ns as f64;
                 let _ = writeln!(
                     out,
-                    "| {imp} | {t:.1} | {:.1} | {:.1} | {:.2}× | {:.2}× |",
-                    p.p50_ns as f64 / 1e3,
+                    "| {imp} | {:.1} | {:.1} | {:.1} | {:.2}× | {:.2}× |",
+                    t / 1e3,
                     p.p99_ns as f64 / 1e3,
+                    1e6 / p.median_rate(),
                     t / floor,
                     t / theirs,
                 );
@@ -336,13 +336,13 @@ impl Results {
         }
         let _ = writeln!(
             out,
-            "\nCPU time per call (µs, median over the windows): server runtime's threads + client runtime's threads; CPUs they kept busy:\n"
+            "\nCPU time per call (µs, median over the windows): server runtime's threads + client runtime's threads; CPUs they kept busy (2.0 on an idle machine); and the servers' CPU per call, jsonrpsee ÷ ours (the ratio the throughput would show if the servers alone held the CPUs):\n"
         );
         let _ = writeln!(
             out,
-            "| connections | hyper floor | hyper + two-phase | ours | jsonrpsee |"
+            "| connections | hyper floor | hyper + two-phase | ours | jsonrpsee | server CPU, jsonrpsee ÷ ours |"
         );
-        let _ = writeln!(out, "|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|");
         for &n in &connections {
             let cell = |imp: &str| match find(&self.throughput, imp, n) {
                 Some(p) => {
@@ -351,13 +351,17 @@ impl Results {
                 }
                 None => "–".into(),
             };
+            let server = |imp: &str| {
+                find(&self.throughput, imp, n).map_or(f64::NAN, |p| p.cpu_per_call_us().0)
+            };
             let _ = writeln!(
                 out,
-                "| {n} | {} | {} | {} | {} |",
+                "| {n} | {} | {} | {} | {} | {:.2}× |",
                 cell("hyper_floor"),
                 cell("hyper_two_phase"),
                 cell("ours"),
                 cell("jsonrpsee"),
+                server("jsonrpsee") / server("ours"),
             );
         }
         let verified: u64 = self

@@ -108,6 +108,9 @@ impl Report {
 
 fn main() {
     let target = target_dir();
+    // The non-criterion benchmarks write their JSON under `benches/target`
+    // whatever the cargo target directory is.
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let mut est = HashMap::new();
     load(&target.join("criterion"), &mut est);
     let mut r = Report {
@@ -294,7 +297,7 @@ fn main() {
     }
 
     // Memory.
-    match std::fs::read_to_string(target.join("memory.json")) {
+    match std::fs::read_to_string(results.join("memory.json")) {
         Ok(text) => {
             let memory: Value = serde_json::from_str(&text).expect("memory.json");
             r.line("\n### Allocations per operation (counting allocator)\n");
@@ -348,7 +351,7 @@ fn main() {
     }
 
     // Multi-core throughput (its own JSON, not criterion).
-    match std::fs::read_to_string(target.join("multicore.json")) {
+    match std::fs::read_to_string(results.join("multicore.json")) {
         Ok(text) => {
             let results: jsonrpc_benches::multicore::Results =
                 serde_json::from_str(&text).expect("multicore.json");
@@ -359,7 +362,7 @@ fn main() {
     }
 
     // HTTP (its own JSON, not criterion).
-    match std::fs::read_to_string(target.join("http.json")) {
+    match std::fs::read_to_string(results.join("http.json")) {
         Ok(text) => {
             let results: jsonrpc_benches::http::Results =
                 serde_json::from_str(&text).expect("http.json");
