@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
 # Runs every interop check against the example servers: the official MCP
-# TypeScript and Python SDKs and vscode-jsonrpc. Needs Node.js 18+, npm and
-# Python 3.10+ with venv; installs the client libraries from npm and PyPI
-# into a scratch directory (default /tmp/jsonrpc-interop, or $INTEROP_DIR).
-# Not part of `cargo test`. Exits non-zero at the first failed check.
+# TypeScript and Python SDKs, vscode-jsonrpc, jsonrpsee's HTTP client, and
+# the official OpenRPC meta-schema. Needs Node.js 18+, npm and Python 3.10+
+# with venv; installs the client libraries from npm and PyPI into a scratch
+# directory (default /tmp/jsonrpc-interop, or $INTEROP_DIR), and builds the
+# jsonrpsee check (interop/jsonrpsee-client, a workspace of its own) into
+# the same target directory as the examples ($CARGO_TARGET_DIR, or
+# target/). Not part of `cargo test`. Exits non-zero at the first failed
+# check.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${INTEROP_DIR:-/tmp/jsonrpc-interop}
+target=${CARGO_TARGET_DIR:-$repo/target}
+case $target in /*) ;; *) target=$PWD/$target ;; esac
 cargo build --quiet --manifest-path "$repo/Cargo.toml" -p examples --examples
-bin=$repo/target/debug/examples
+bin=$target/debug/examples
+jsonrpsee_manifest=$repo/interop/jsonrpsee-client/Cargo.toml
+cargo build --quiet --manifest-path "$jsonrpsee_manifest" --target-dir "$target"
 mkdir -p "$work"
 cp "$repo"/interop/*.mjs "$repo"/interop/*.py "$work"
 cd "$work"
-if [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/vscode-jsonrpc ]; then
+packages="@modelcontextprotocol/sdk vscode-jsonrpc @open-rpc/schema-utils-js @open-rpc/meta-schema ajv ajv-formats"
+missing=()
+for package in $packages; do
+    [ -d "node_modules/$package" ] || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
     [ -f package.json ] || npm init -y >/dev/null
-    npm install --silent @modelcontextprotocol/sdk vscode-jsonrpc
+    npm install --silent "${missing[@]}"
 fi
 if [ ! -x py/bin/python ] || ! py/bin/python -c 'import mcp' 2>/dev/null; then
     python3 -m venv py
@@ -27,4 +40,8 @@ echo "== vscode-jsonrpc $(version vscode-jsonrpc)"
 node lsp_client.mjs "$bin/lsp_server" "$bin/spec_server"
 echo "== MCP Python SDK $(py/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 py/bin/python mcp_client.py "$bin/mcp_server"
+echo "== jsonrpsee-http-client $(awk '/^name = "jsonrpsee-http-client"/ { getline; gsub(/"/, "", $3); print $3 }' "$repo/interop/jsonrpsee-client/Cargo.lock")"
+"$target/debug/jsonrpsee-client-interop" "$bin/spec_server"
+echo "== OpenRPC meta-schema: @open-rpc/schema-utils-js $(version @open-rpc/schema-utils-js) (spec-types $(version @open-rpc/spec-types)), @open-rpc/meta-schema $(version @open-rpc/meta-schema), ajv $(version ajv), ajv-formats $(version ajv-formats)"
+node openrpc_check.mjs "$bin/spec_server" "$bin/calculator"
 echo "interop: every check passed"

@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use jsonrpc_benches::multicore::{Point, Results, Run, IMPLEMENTATIONS};
 use jsonrpc_benches::service::{hand_router, State};
+use jsonrpc_benches::sys::{thread_cpu, ThreadCpu};
 use jsonrpc_benches::{floor, jsonrpsee_side, raw, AddParams};
 use jsonrpc_runtime::server::{Listener, Server};
 use jsonrpc_runtime::transport::{TcpAcceptor, WebSocketAcceptor};
@@ -313,45 +314,10 @@ impl Conn {
 }
 
 // ---------------------------------------------------------------------------
-// CPU time of the runtimes' threads.
 
-#[derive(Debug, Default, Clone, Copy)]
-struct Cpu {
-    server_ns: u64,
-    client_ns: u64,
-    wait_ns: u64,
+fn cpu() -> ThreadCpu {
+    thread_cpu(SERVER_THREAD, CLIENT_THREAD)
 }
-
-/// Sums `/proc/self/task/*/schedstat` (run time, run-queue wait) over the
-/// threads of each runtime, by thread name.
-fn cpu() -> Cpu {
-    let mut cpu = Cpu::default();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return cpu;
-    };
-    for task in tasks.flatten() {
-        let dir = task.path();
-        let (Ok(comm), Ok(stat)) = (
-            std::fs::read_to_string(dir.join("comm")),
-            std::fs::read_to_string(dir.join("schedstat")),
-        ) else {
-            continue;
-        };
-        let mut fields = stat
-            .split_whitespace()
-            .map(|f| f.parse::<u64>().unwrap_or(0));
-        let (run, wait) = (fields.next().unwrap_or(0), fields.next().unwrap_or(0));
-        match comm.trim() {
-            SERVER_THREAD => cpu.server_ns += run,
-            CLIENT_THREAD => cpu.client_ns += run,
-            _ => continue,
-        }
-        cpu.wait_ns += wait;
-    }
-    cpu
-}
-
-// ---------------------------------------------------------------------------
 
 struct Setup {
     imp: &'static str,

@@ -1,5 +1,6 @@
 //! The comparison: the same `add` on jsonrpsee, in process
-//! (`RpcModule::raw_json_request`) and over a loopback WebSocket.
+//! (`RpcModule::raw_json_request`), over a loopback WebSocket, and over
+//! HTTP.
 
 use std::net::SocketAddr;
 
@@ -46,6 +47,14 @@ pub async fn ws_server() -> (SocketAddr, ServerHandle) {
     let server = Server::builder().build("127.0.0.1:0").await.expect("bind");
     let addr = server.local_addr().expect("bound");
     (addr, server.start(module(false)))
+}
+
+/// A jsonrpsee HTTP server on a loopback port, serving the async `add`:
+/// the same server as [`ws_server`] (jsonrpsee serves HTTP `POST`s and
+/// WebSocket upgrades on one port), with its default limits (100
+/// connections, 10 MiB bodies).
+pub async fn http_server() -> (SocketAddr, ServerHandle) {
+    ws_server().await
 }
 
 /// A jsonrpsee WebSocket client that allows `in_flight` concurrent calls.

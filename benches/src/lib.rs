@@ -12,6 +12,7 @@
 
 pub mod alloc;
 pub mod floor;
+pub mod http;
 pub mod jsonrpsee_side;
 pub mod large;
 pub mod loopback;

@@ -47,7 +47,7 @@ pub struct Point {
     pub verified_calls: u64,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
@@ -237,7 +237,7 @@ impl Results {
 }
 
 /// `1234567.8` as `1,234,568`.
-fn thousands(v: f64) -> String {
+pub fn thousands(v: f64) -> String {
     if !v.is_finite() {
         return "–".into();
     }

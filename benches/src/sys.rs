@@ -58,3 +58,41 @@ pub fn pin_to_cpu(cpu: usize) -> bool {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     }
 }
+
+/// CPU time of two groups of this process's threads, by thread name, and
+/// the time they spent runnable but waiting for a CPU, all in ns.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ThreadCpu {
+    pub server_ns: u64,
+    pub client_ns: u64,
+    pub wait_ns: u64,
+}
+
+/// Sums `/proc/self/task/*/schedstat` (run time, run-queue wait) over the
+/// threads named `server` and those named `client`.
+pub fn thread_cpu(server: &str, client: &str) -> ThreadCpu {
+    let mut cpu = ThreadCpu::default();
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+        return cpu;
+    };
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let (Ok(comm), Ok(stat)) = (
+            fs::read_to_string(dir.join("comm")),
+            fs::read_to_string(dir.join("schedstat")),
+        ) else {
+            continue;
+        };
+        let mut fields = stat
+            .split_whitespace()
+            .map(|f| f.parse::<u64>().unwrap_or(0));
+        let (run, wait) = (fields.next().unwrap_or(0), fields.next().unwrap_or(0));
+        match comm.trim() {
+            name if name == server => cpu.server_ns += run,
+            name if name == client => cpu.client_ns += run,
+            _ => continue,
+        }
+        cpu.wait_ns += wait;
+    }
+    cpu
+}

@@ -6,13 +6,16 @@
 //!
 //! - No argument: a server and a client in one process over an in-memory
 //!   pair, printing each call and the typed error decoded on the client.
-//! - `serve`: the calculator as a server on stdin/stdout (newline-delimited).
+//! - `serve`: the calculator as a server on stdin/stdout (newline-delimited);
+//!   `rpc.discover` answers with its OpenRPC document (params, results and
+//!   the error codes `CalcError` declares).
 //! - `call`: spawns `calculator serve` as a child process and calls it.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::CancellationPolicy;
 use jsonrpc_runtime::{rpc, CallError, ChildProcess, Config, Context, Peer, RpcError, Transport};
 use serde::{Deserialize, Serialize};
@@ -149,7 +152,10 @@ async fn in_memory() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let config = config();
     let transport = Transport::stdio(&config)?;
-    let router = Calc::default().into_router();
+    let document = Document::new("calculator", env!("CARGO_PKG_VERSION"))
+        .description("Integer arithmetic over JSON-RPC.")
+        .methods(Calc::openrpc_methods());
+    let router = Calc::default().into_router().discover(&document);
     Peer::builder()
         .config(config)
         .router(router)

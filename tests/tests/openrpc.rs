@@ -59,7 +59,46 @@ trait Geometry {
     async fn reset(&self);
 }
 
+/// A label placed on the plane.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Label {
+    /// Where the label goes.
+    at: Point,
+    text: String,
+}
+
+/// Schemas that `schemars` writes in 2020-12 unless told otherwise: tuples,
+/// and references with a description beside them.
+#[rpc]
+trait Labels {
+    /// Swaps a pair given by position.
+    #[rpc(request = "swap")]
+    async fn swap(&self, #[rpc(params)] pair: (i64, String)) -> (String, i64);
+
+    /// Places a label, taken whole.
+    #[rpc(request = "label")]
+    async fn label(&self, #[rpc(params)] label: Label) -> bool;
+
+    /// Joins two points.
+    #[rpc(request = "join")]
+    async fn join(&self, ends: (Point, Point), label: Option<Label>) -> f64;
+}
+
 struct Service;
+
+struct Labeller;
+
+impl Labels for Labeller {
+    async fn swap(&self, (a, b): (i64, String)) -> (String, i64) {
+        (b, a)
+    }
+    async fn label(&self, _label: Label) -> bool {
+        true
+    }
+    async fn join(&self, _ends: (Point, Point), _label: Option<Label>) -> f64 {
+        0.0
+    }
+}
 
 impl Geometry for Service {
     async fn area(&self, corners: Vec<Point>, unit: Option<String>) -> Result<Area, GeometryError> {
@@ -242,6 +281,90 @@ fn the_document_has_the_shape_the_specification_requires() {
         assert!(r.starts_with("#/components/schemas/"), "{r}");
         assert!(doc.pointer(&r[1..]).is_some(), "{r} does not resolve");
     }
+}
+
+/// JSON Schema keywords draft 7 does not have: a draft 7 validator ignores
+/// them, so a schema that uses one constrains less than it says.
+const NOT_IN_DRAFT_07: [&str; 7] = [
+    "prefixItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$defs",
+    "dependentRequired",
+    "dependentSchemas",
+    "$anchor",
+];
+
+/// Every object in `value` (itself included), with its JSON pointer.
+fn objects<'a>(
+    value: &'a Value,
+    at: String,
+    out: &mut Vec<(String, &'a serde_json::Map<String, Value>)>,
+) {
+    match value {
+        Value::Object(map) => {
+            out.push((at.clone(), map));
+            for (key, v) in map {
+                objects(v, format!("{at}/{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                objects(v, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The document says its schemas are draft 7: that holds for the schemas
+/// inlined in params and results too, not only under `components`. Tuples
+/// are `items` arrays, and a reference stands alone (draft 7 ignores
+/// anything beside a `$ref`, so a description goes next to it in an
+/// `allOf`).
+#[test]
+fn every_schema_is_draft_07_inline_ones_included() {
+    let doc = Document::new("labels", "1.0.0")
+        .methods(Labeller::openrpc_methods())
+        .to_value();
+    let mut all = Vec::new();
+    objects(&doc, String::new(), &mut all);
+    for (at, object) in &all {
+        for keyword in NOT_IN_DRAFT_07 {
+            assert!(
+                !object.contains_key(keyword),
+                "`{keyword}` at {at}: {doc:#}"
+            );
+        }
+        if object.contains_key("$ref") {
+            assert_eq!(object.len(), 1, "a `$ref` with siblings at {at}: {doc:#}");
+        }
+    }
+
+    let swap = method(&doc, "swap");
+    assert_eq!(swap["paramStructure"], "by-position");
+    for schema in [&swap["params"][0]["schema"], &swap["result"]["schema"]] {
+        let items = schema["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{schema}"));
+        assert_eq!(items.len(), 2, "{schema}");
+    }
+    let join = method(&doc, "join");
+    let ends = &join["params"][0]["schema"];
+    assert_eq!(
+        ends["items"][1]["$ref"], "#/components/schemas/Point",
+        "{ends}"
+    );
+
+    let label = method(&doc, "label");
+    assert_eq!(label["paramStructure"], "by-name");
+    let at = &label["params"][0];
+    assert_eq!(at["name"], "at");
+    assert_eq!(
+        at["schema"]["allOf"][0]["$ref"], "#/components/schemas/Point",
+        "{at}"
+    );
+    assert_eq!(at["schema"]["description"], "Where the label goes.", "{at}");
 }
 
 #[tokio::test]

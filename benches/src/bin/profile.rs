@@ -7,7 +7,9 @@
 //!
 //! Variants: floor_typed, floor_two_phase, respond_hand, respond_macro, invoke_hand, invoke_macro,
 //! peer_hand, peer_macro, peer_note, loopback_echo, jsonrpsee_async, jsonrpsee_sync,
-//! round_trip_memory, pipelined_memory_64. Run once with N and once with 1
+//! round_trip_memory, pipelined_memory_64, and over HTTP (one keep-alive
+//! connection, the raw client of `jsonrpc_benches::http`): http_floor,
+//! http_two_phase, http_ours, http_jsonrpsee. Run once with N and once with 1
 //! and subtract to get the cost of one iteration without the setup.
 
 use std::hint::black_box;
@@ -165,6 +167,32 @@ fn main() {
                             peer.closed().await;
                         }
                     }
+                }
+            }
+            "http_floor" | "http_two_phase" | "http_ours" | "http_jsonrpsee" => {
+                use jsonrpc_benches::http;
+                let addr = match variant.as_str() {
+                    "http_floor" => http::hyper_floor().await.0,
+                    "http_two_phase" => http::hyper_two_phase().await.0,
+                    "http_ours" => {
+                        let acceptor = jsonrpc_runtime::transport::TcpAcceptor::bind("127.0.0.1:0")
+                            .await
+                            .unwrap();
+                        let addr = acceptor.local_addr().unwrap();
+                        let server = jsonrpc_runtime::server::HttpListener::new(acceptor)
+                            .spawn(hand.clone());
+                        std::mem::forget(server);
+                        addr
+                    }
+                    _ => {
+                        let (addr, handle) = jsonrpsee_side::http_server().await;
+                        std::mem::forget(handle);
+                        addr
+                    }
+                };
+                let mut client = http::HttpClient::connect(addr).await;
+                for _ in 0..n {
+                    client.call().await;
                 }
             }
             other => panic!("unknown variant `{other}`"),

@@ -1,6 +1,7 @@
 //! Prints the figures tables of BENCHMARKS.md from the last run: criterion's
 //! estimates under `target/criterion` and the memory benchmark's
-//! `target/memory.json` and the multi-core benchmark's `target/multicore.json`,
+//! `target/memory.json`, the multi-core benchmark's `target/multicore.json`
+//! and the HTTP benchmark's `target/http.json`,
 //! with every ratio taken within that run.
 //!
 //! ```text
@@ -107,6 +108,9 @@ impl Report {
 
 fn main() {
     let target = target_dir();
+    // The non-criterion benchmarks write their JSON under `benches/target`
+    // whatever the cargo target directory is.
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let mut est = HashMap::new();
     load(&target.join("criterion"), &mut est);
     let mut r = Report {
@@ -293,7 +297,7 @@ fn main() {
     }
 
     // Memory.
-    match std::fs::read_to_string(target.join("memory.json")) {
+    match std::fs::read_to_string(results.join("memory.json")) {
         Ok(text) => {
             let memory: Value = serde_json::from_str(&text).expect("memory.json");
             r.line("\n### Allocations per operation (counting allocator)\n");
@@ -347,7 +351,7 @@ fn main() {
     }
 
     // Multi-core throughput (its own JSON, not criterion).
-    match std::fs::read_to_string(target.join("multicore.json")) {
+    match std::fs::read_to_string(results.join("multicore.json")) {
         Ok(text) => {
             let results: jsonrpc_benches::multicore::Results =
                 serde_json::from_str(&text).expect("multicore.json");
@@ -355,6 +359,17 @@ fn main() {
             r.line(results.markdown());
         }
         Err(_) => r.line("\n(no target/multicore.json: run `cargo bench --bench multicore`)"),
+    }
+
+    // HTTP (its own JSON, not criterion).
+    match std::fs::read_to_string(results.join("http.json")) {
+        Ok(text) => {
+            let results: jsonrpc_benches::http::Results =
+                serde_json::from_str(&text).expect("http.json");
+            r.line("\n### HTTP\n");
+            r.line(results.markdown());
+        }
+        Err(_) => r.line("\n(no target/http.json: run `cargo bench --bench http`)"),
     }
 
     let mut out = String::new();

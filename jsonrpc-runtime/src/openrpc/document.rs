@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use schemars::generate::SchemaSettings;
+use schemars::Schema;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -14,10 +15,10 @@ use crate::router::{Reply, Router};
 /// An OpenRPC 1.3 document: the service's title and version, and the
 /// methods of one or more `#[rpc]` traits (`Trait::openrpc_methods()`).
 ///
-/// Schemas are JSON Schema draft 7, built from the Rust types by
-/// `schemars`; types they share are described once, under
-/// `components.schemas`, and referenced from each method. Params are listed
-/// by name, in order, so a client may send them either way
+/// Schemas are JSON Schema draft 7 throughout, inline ones included, built
+/// from the Rust types by `schemars`; types they share are described once,
+/// under `components.schemas`, and referenced from each method. Params are
+/// listed by name, in order, so a client may send them either way
 /// (`paramStructure: "either"`); a method taking one params struct whole
 /// (`#[rpc(params)]`) lists the struct's fields by name
 /// (`paramStructure: "by-name"`).
@@ -120,7 +121,7 @@ fn method(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> Value {
         let params = m
             .params
             .iter()
-            .map(|p| json!({"name": p.name, "required": p.required, "schema": (p.schema)(gen)}))
+            .map(|p| json!({"name": p.name, "required": p.required, "schema": schema_of(p.schema, gen)}))
             .collect();
         (params, "either")
     };
@@ -129,7 +130,7 @@ fn method(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> Value {
     if let Some(result) = m.result {
         out.insert(
             "result".into(),
-            json!({"name": "result", "schema": result(gen)}),
+            json!({"name": "result", "schema": schema_of(result, gen)}),
         );
     }
     if !m.errors.is_empty() {
@@ -152,13 +153,16 @@ fn whole_params(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> (Vec<Valu
     let Some(param) = m.params.first() else {
         return (Vec::new(), "either");
     };
-    let schema = (param.schema)(gen);
+    let schema = schema_of(param.schema, gen);
     // Look through a reference to the struct's definition.
     let resolved = match schema.get("$ref").and_then(Value::as_str) {
-        Some(path) => path
+        Some(path) => match path
             .strip_prefix("#/components/schemas/")
             .and_then(|name| gen.definitions().get(name).cloned())
-            .unwrap_or(schema),
+        {
+            Some(definition) => draft07(definition, gen),
+            None => schema,
+        },
         None => schema,
     };
     let required: Vec<&str> = resolved
@@ -182,6 +186,30 @@ fn whole_params(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> (Vec<Valu
             "by-position",
         ),
     }
+}
+
+/// The schema `f` builds, in draft 7 (see [`draft07`]).
+fn schema_of(f: super::SchemaFn, gen: &mut schemars::SchemaGenerator) -> Value {
+    let schema = f(gen);
+    draft07(schema, gen)
+}
+
+/// Applies the generator's draft 7 transforms to a schema that goes inline
+/// in the document: tuples as `items` arrays rather than 2020-12's
+/// `prefixItems`, no siblings next to a `$ref` (draft 7 ignores them), no
+/// `unevaluatedProperties`. `schemars` applies them to the definitions it
+/// hands over (`components.schemas`) but not to the schemas it returns for
+/// use elsewhere, nor to the definitions read back through `definitions()`.
+fn draft07(schema: Value, gen: &mut schemars::SchemaGenerator) -> Value {
+    let mut schema = match schema {
+        Value::Object(map) => Schema::from(map),
+        Value::Bool(b) => Schema::from(b),
+        other => return other,
+    };
+    for transform in gen.transforms_mut() {
+        transform.transform(&mut schema);
+    }
+    schema.to_value()
 }
 
 impl Router {

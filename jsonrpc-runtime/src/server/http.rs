@@ -522,20 +522,29 @@ impl HttpConnection {
     }
 
     /// Answers one request; the server's drain adds `Connection: close`
-    /// (HTTP/1) and its end cuts a running handler off with `503`.
+    /// (HTTP/1) and its end cuts a running handler off: with `503` on
+    /// HTTP/2, by closing the connection on HTTP/1.
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
         let _in_flight = self.setup.requests.token();
         let version = request.version();
         if version == Version::HTTP_2 {
             self.http2.store(true, Ordering::Release);
         }
-        let mut response = tokio::select! {
-            biased;
-            () = self.cut_off.cancelled() => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server stopped before the request was answered\n",
-            ),
-            response = self.route(request) => response,
+        let mut response = if version == Version::HTTP_2 {
+            // HTTP/2 streams run on tasks of their own: each watches the
+            // cut-off.
+            tokio::select! {
+                biased;
+                () = self.cut_off.cancelled() => text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server stopped before the request was answered\n",
+                ),
+                response = self.route(request) => response,
+            }
+        } else {
+            // An HTTP/1 request runs inside its connection's future, which
+            // `run` drops at the cut-off: no token to register with.
+            self.route(request).await
         };
         // A body left unread (413) leaves the connection out of step.
         let last =
@@ -651,7 +660,14 @@ impl HttpConnection {
 /// Whether a `Content-Type` is JSON in UTF-8: `application/json`, with any
 /// parameters, but a `charset` only if it is UTF-8.
 fn is_json(content_type: Option<&HeaderValue>) -> bool {
-    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
+    let Some(value) = content_type else {
+        return false;
+    };
+    // What nearly every client sends, without splitting it.
+    if value.as_bytes().eq_ignore_ascii_case(b"application/json") {
+        return true;
+    }
+    let Ok(value) = value.to_str() else {
         return false;
     };
     let mut parts = value.split(';');
