@@ -297,41 +297,84 @@ where
             self.rpc_path, self.health_path,
             "the RPC path and the health path must differ"
         );
-        let shared = ServerShared::new();
-        let setup = Arc::new(HttpSetup {
+        let rpc = Arc::new(RpcSetup {
             parse: self.config.parse_options(),
             max_body: self.config.max_frame_len,
             rpc_path: self.rpc_path,
-            health_path: self.health_path,
             routes: Arc::new(routes),
-            requests: TaskTracker::new(),
         });
-        let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
-        // The timer turns on HTTP/1's header read timeout (30 seconds): a
-        // client that opens a connection and sends nothing cannot hold it.
-        builder.http1().timer(TokioTimer::new());
-        builder.http2().timer(TokioTimer::new());
-        let serve = {
-            let shared = shared.clone();
-            move |_: &A, io: A::Connection, addr: PeerAddr, admission: Admission| {
-                let connection = Arc::new(HttpConnection {
-                    router: setup.routes.make(&addr),
-                    setup: setup.clone(),
-                    server: shared.clone(),
-                    http2: AtomicBool::new(false),
-                    cut_off: CancellationToken::new(),
-                });
-                shared
-                    .tracker
-                    .spawn(connection.run(io, builder.clone(), admission));
-            }
+        let make = move |addr: &PeerAddr| RpcService {
+            router: rpc.routes.make(addr),
+            setup: rpc.clone(),
         };
-        Server::start(self.acceptor, self.limit, shared, serve)
+        serve_http(
+            self.acceptor,
+            self.limit,
+            self.health_path,
+            ServerShared::new(),
+            make,
+        )
     }
 }
 
+/// What answers the requests of an HTTP server's connections on every path
+/// but the health endpoint's: JSON-RPC ([`HttpListener`]), or MCP sessions.
+pub(super) trait HttpService: Send + Sync + 'static {
+    /// The bodies of its responses.
+    type Body: hyper::body::Body<Data = Bytes, Error = Infallible> + From<Body> + Send + 'static;
+
+    /// Answers one request.
+    fn call(
+        &self,
+        request: Request<Incoming>,
+    ) -> impl Future<Output = Response<Self::Body>> + Send;
+}
+
+/// Starts an HTTP server on `acceptor`: at most `limit` connections, the
+/// health endpoint at `health_path`, every other request answered by the
+/// service `make` builds for each connection, drained as [`HttpListener`]
+/// documents.
+pub(super) fn serve_http<A, S>(
+    acceptor: A,
+    limit: Option<usize>,
+    health_path: String,
+    shared: Arc<ServerShared>,
+    make: impl Fn(&PeerAddr) -> S + Send + 'static,
+) -> Server
+where
+    A: Acceptor,
+    A::Connection: AsyncRead + AsyncWrite + Unpin,
+    S: HttpService,
+{
+    let setup = Arc::new(HttpSetup {
+        health_path,
+        requests: TaskTracker::new(),
+    });
+    let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
+    // The timer turns on HTTP/1's header read timeout (30 seconds): a
+    // client that opens a connection and sends nothing cannot hold it.
+    builder.http1().timer(TokioTimer::new());
+    builder.http2().timer(TokioTimer::new());
+    let serve = {
+        let shared = shared.clone();
+        move |_: &A, io: A::Connection, addr: PeerAddr, admission: Admission| {
+            let connection = Arc::new(HttpConnection {
+                service: make(&addr),
+                setup: setup.clone(),
+                server: shared.clone(),
+                http2: AtomicBool::new(false),
+                cut_off: CancellationToken::new(),
+            });
+            shared
+                .tracker
+                .spawn(connection.run(io, builder.clone(), admission));
+        }
+    };
+    Server::start(acceptor, limit, shared, serve)
+}
+
 #[track_caller]
-fn checked_path(what: &str, path: String) -> String {
+pub(crate) fn checked_path(what: &str, path: String) -> String {
     assert!(
         path.starts_with('/'),
         "{what} must start with `/`, got `{path}`"
@@ -341,14 +384,18 @@ fn checked_path(what: &str, path: String) -> String {
 
 /// What every connection of one HTTP server shares.
 struct HttpSetup {
-    parse: ParseOptions,
-    max_body: usize,
-    rpc_path: String,
     health_path: String,
-    routes: Arc<dyn MakeRouterDyn>,
     /// Requests in flight across every connection; closed when the drain
     /// begins, so waiting on it waits for the last of them.
     requests: TaskTracker,
+}
+
+/// What every connection of one [`HttpListener`] shares.
+struct RpcSetup {
+    parse: ParseOptions,
+    max_body: usize,
+    rpc_path: String,
+    routes: Arc<dyn MakeRouterDyn>,
 }
 
 /// Runs hyper's background work (HTTP/2 streams) on the server's tracker, so
@@ -366,9 +413,9 @@ where
     }
 }
 
-/// One accepted connection: its routes and its part in the drain.
-struct HttpConnection {
-    router: Router,
+/// One accepted connection: its service and its part in the drain.
+struct HttpConnection<S> {
+    service: S,
     setup: Arc<HttpSetup>,
     server: Arc<ServerShared>,
     /// Set once a request arrived over HTTP/2.
@@ -377,9 +424,10 @@ struct HttpConnection {
     cut_off: CancellationToken,
 }
 
-type Body = Full<Bytes>;
+/// A whole body: what the health endpoint and JSON-RPC answer with.
+pub(crate) type Body = Full<Bytes>;
 
-impl HttpConnection {
+impl<S: HttpService> HttpConnection<S> {
     /// Serves the connection until the client leaves or the server's drain
     /// closes it (see [`HttpListener`]'s docs).
     async fn run<I>(
@@ -431,7 +479,7 @@ impl HttpConnection {
 
     /// Answers one request; the server's drain adds `Connection: close`
     /// (HTTP/1) and its end cuts a running handler off with `503`.
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn handle(&self, request: Request<Incoming>) -> Response<S::Body> {
         let _in_flight = self.setup.requests.token();
         let version = request.version();
         if version == Version::HTTP_2 {
@@ -442,7 +490,7 @@ impl HttpConnection {
             () = self.cut_off.cancelled() => text(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server stopped before the request was answered\n",
-            ),
+            ).map(S::Body::from),
             response = self.route(request) => response,
         };
         // A body left unread (413) leaves the connection out of step.
@@ -456,14 +504,11 @@ impl HttpConnection {
         response
     }
 
-    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
-        let path = request.uri().path();
-        if path == self.setup.rpc_path {
-            self.rpc(request).await
-        } else if path == self.setup.health_path {
-            self.health(request.method())
+    async fn route(&self, request: Request<Incoming>) -> Response<S::Body> {
+        if request.uri().path() == self.setup.health_path {
+            self.health(request.method()).map(S::Body::from)
         } else {
-            text(StatusCode::NOT_FOUND, "not found\n")
+            self.service.call(request).await
         }
     }
 
@@ -478,6 +523,27 @@ impl HttpConnection {
         }
     }
 
+}
+
+/// Answers JSON-RPC on one connection of an [`HttpListener`].
+struct RpcService {
+    router: Router,
+    setup: Arc<RpcSetup>,
+}
+
+impl HttpService for RpcService {
+    type Body = Body;
+
+    async fn call(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() == self.setup.rpc_path {
+            self.rpc(request).await
+        } else {
+            text(StatusCode::NOT_FOUND, "not found\n")
+        }
+    }
+}
+
+impl RpcService {
     async fn rpc(&self, request: Request<Incoming>) -> Response<Body> {
         if request.method() != Method::POST {
             return not_allowed("POST");
@@ -488,17 +554,9 @@ impl HttpConnection {
                 "send JSON-RPC messages as `Content-Type: application/json`\n",
             );
         }
-        let limit = self.setup.max_body;
-        if request.body().size_hint().lower() > limit as u64 {
-            return too_large(limit);
-        }
-        let body = match Limited::new(request.into_body(), limit).collect().await {
-            Ok(body) => body.to_bytes(),
-            Err(e) if e.is::<LengthLimitError>() => return too_large(limit),
-            Err(e) => {
-                tracing::debug!(error = %e, "reading a request body failed");
-                return text(StatusCode::BAD_REQUEST, "the body could not be read\n");
-            }
+        let body = match read_body(request, self.setup.max_body).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
         };
         match self.router.respond_with(&body, &self.setup.parse).await {
             Some(answer) => {
@@ -518,9 +576,32 @@ impl HttpConnection {
     }
 }
 
+/// Reads a request's whole body, up to `limit` bytes: `413` over it (by
+/// its `Content-Length`, or while a chunked body is read), `400` when it
+/// cannot be read.
+pub(crate) async fn read_body(
+    request: Request<Incoming>,
+    limit: usize,
+) -> Result<Bytes, Response<Body>> {
+    if request.body().size_hint().lower() > limit as u64 {
+        return Err(too_large(limit));
+    }
+    match Limited::new(request.into_body(), limit).collect().await {
+        Ok(body) => Ok(body.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(too_large(limit)),
+        Err(e) => {
+            tracing::debug!(error = %e, "reading a request body failed");
+            Err(text(
+                StatusCode::BAD_REQUEST,
+                "the body could not be read\n",
+            ))
+        }
+    }
+}
+
 /// Whether a `Content-Type` is JSON in UTF-8: `application/json`, with any
 /// parameters, but a `charset` only if it is UTF-8.
-fn is_json(content_type: Option<&HeaderValue>) -> bool {
+pub(crate) fn is_json(content_type: Option<&HeaderValue>) -> bool {
     let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
         return false;
     };
@@ -538,7 +619,7 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
     })
 }
 
-fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -548,7 +629,7 @@ fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     response
 }
 
-fn not_allowed(allow: &'static str) -> Response<Body> {
+pub(crate) fn not_allowed(allow: &'static str) -> Response<Body> {
     let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
     response
         .headers_mut()
@@ -558,7 +639,7 @@ fn not_allowed(allow: &'static str) -> Response<Body> {
 
 /// `413`; the rest of the body is not read, so an HTTP/1 connection is
 /// closed after it (see [`HttpConnection::handle`]).
-fn too_large(limit: usize) -> Response<Body> {
+pub(crate) fn too_large(limit: usize) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(format!(
         "the body is over the {limit}-byte limit\n"
     ))));

@@ -29,10 +29,18 @@ use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
 
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod mcp_http;
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use self::http::HttpListener;
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use self::mcp_http::{
+    McpHttpListener, SessionClose, DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_SESSIONS, DEFAULT_PROTOCOL_VERSIONS, DEFAULT_REPLAY_BUFFER,
+};
 
 /// The routes for each connection a [`Listener`] accepts.
 ///

@@ -42,6 +42,8 @@ mod http;
 mod memory;
 mod raw;
 mod record;
+#[cfg(feature = "mcp-http")]
+pub(crate) mod sse;
 mod stdio;
 mod tcp;
 #[cfg(unix)]
