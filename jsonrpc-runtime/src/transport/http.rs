@@ -32,13 +32,13 @@ use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
 /// How many `POST`s one HTTP transport has in flight at most; the peer's
 /// further messages wait in its outbound queue. Over HTTP/1.1 each one in
 /// flight holds a connection of its own.
-const MAX_POSTS_IN_FLIGHT: usize = 64;
+pub(crate) const MAX_POSTS_IN_FLIGHT: usize = 64;
 
 /// How much of a failed answer's body is kept in its [`HttpFailure`].
-const BODY_EXCERPT_LEN: usize = 1024;
+pub(crate) const BODY_EXCERPT_LEN: usize = 1024;
 
 /// How long an idle keep-alive connection is kept for the next `POST`.
-const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Transport {
     /// A client transport that posts each message to `url` (`http://` only)
@@ -134,7 +134,7 @@ impl Transport {
     }
 }
 
-fn parse_url(url: &str) -> io::Result<Uri> {
+pub(crate) fn parse_url(url: &str) -> io::Result<Uri> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     let uri: Uri = url
         .parse()
@@ -201,7 +201,7 @@ impl HttpFailure {
         serde_json::from_str(error.data.as_deref()?.get()).ok()
     }
 
-    fn into_error(self, message: String) -> ErrorObject {
+    pub(crate) fn into_error(self, message: String) -> ErrorObject {
         let error = ErrorObject::new(ErrorCode::TRANSPORT_FAILED, message);
         match error.clone().with_data(&self) {
             Ok(with_data) => with_data,
@@ -423,7 +423,7 @@ impl Poster {
 }
 
 /// The ids of the requests in a message or batch this side sent.
-fn request_ids(message: &[u8]) -> Vec<Id> {
+pub(crate) fn request_ids(message: &[u8]) -> Vec<Id> {
     let Ok(text) = std::str::from_utf8(message) else {
         return Vec::new();
     };
@@ -438,7 +438,7 @@ fn request_ids(message: &[u8]) -> Vec<Id> {
 }
 
 /// The ids an answer body responds to.
-fn response_ids(body: &[u8]) -> Vec<Id> {
+pub(crate) fn response_ids(body: &[u8]) -> Vec<Id> {
     let Ok(text) = std::str::from_utf8(body) else {
         return Vec::new();
     };
@@ -454,7 +454,7 @@ fn response_ids(body: &[u8]) -> Vec<Id> {
 }
 
 /// Whether a body is a JSON object or array, as every answer must be.
-fn is_json_rpc(body: &[u8]) -> bool {
+pub(crate) fn is_json_rpc(body: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(body) else {
         return false;
     };
@@ -467,12 +467,12 @@ fn is_json_rpc(body: &[u8]) -> bool {
 }
 
 /// The start of a body, for an error message.
-fn excerpt(body: &[u8]) -> String {
+pub(crate) fn excerpt(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..body.len().min(BODY_EXCERPT_LEN)]).into_owned()
 }
 
 /// Reads the start of a failed answer's body; the rest is dropped.
-async fn read_excerpt(mut body: Incoming) -> String {
+pub(crate) async fn read_excerpt(mut body: Incoming) -> String {
     let mut kept = BytesMut::new();
     while kept.len() < BODY_EXCERPT_LEN {
         match body.frame().await {
@@ -490,7 +490,7 @@ async fn read_excerpt(mut body: Incoming) -> String {
 
 /// An error and its sources, `: `-separated (hyper's own messages are terse:
 /// "client error (Connect)").
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {

@@ -43,6 +43,8 @@ mod memory;
 mod raw;
 mod record;
 #[cfg(feature = "mcp-http")]
+mod mcp_http;
+#[cfg(feature = "mcp-http")]
 pub(crate) mod sse;
 mod stdio;
 mod tcp;
