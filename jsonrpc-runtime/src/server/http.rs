@@ -324,10 +324,8 @@ pub(super) trait HttpService: Send + Sync + 'static {
     type Body: hyper::body::Body<Data = Bytes, Error = Infallible> + From<Body> + Send + 'static;
 
     /// Answers one request.
-    fn call(
-        &self,
-        request: Request<Incoming>,
-    ) -> impl Future<Output = Response<Self::Body>> + Send;
+    fn call(&self, request: Request<Incoming>)
+        -> impl Future<Output = Response<Self::Body>> + Send;
 }
 
 /// Starts an HTTP server on `acceptor`: at most `limit` connections, the
@@ -522,7 +520,6 @@ impl<S: HttpService> HttpConnection<S> {
             text(StatusCode::OK, "ok\n")
         }
     }
-
 }
 
 /// Answers JSON-RPC on one connection of an [`HttpListener`].

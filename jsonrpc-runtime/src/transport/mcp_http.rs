@@ -419,7 +419,10 @@ impl McpClient {
         let sent_session = self.session().id.is_some();
         let mut request = self.request(Method::POST, message);
         let headers = request.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         headers.insert(
             header::ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
@@ -523,10 +526,17 @@ impl McpClient {
         let mut attempts = 0;
         loop {
             let broken = self
-                .pump(body, Target::Answers, initialize, &mut last_id, &mut retry, |ids| {
-                    pending.retain(|id| !ids.contains(id));
-                    answered.extend(ids);
-                })
+                .pump(
+                    body,
+                    Target::Answers,
+                    initialize,
+                    &mut last_id,
+                    &mut retry,
+                    |ids| {
+                        pending.retain(|id| !ids.contains(id));
+                        answered.extend(ids);
+                    },
+                )
                 .await;
             {
                 let in_flight = self.in_flight();
@@ -641,7 +651,10 @@ impl McpClient {
     async fn open_stream(&self, last: Option<&str>) -> Result<Opened, Failed> {
         let mut request = self.request(Method::GET, Bytes::new());
         let headers = request.headers_mut();
-        headers.insert(header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
         if let Some(last) = last.and_then(|l| HeaderValue::from_str(l).ok()) {
             headers.insert(LAST_EVENT_ID, last);
         }
@@ -653,8 +666,9 @@ impl McpClient {
             }
             StatusCode::METHOD_NOT_ALLOWED => Ok(Opened::NotOffered),
             StatusCode::NO_CONTENT => Ok(Opened::Over),
-            status if status.is_success()
-                && media_type(response.headers()).as_deref() == Some("text/event-stream") =>
+            status
+                if status.is_success()
+                    && media_type(response.headers()).as_deref() == Some("text/event-stream") =>
             {
                 Ok(Opened::Stream(response.into_body()))
             }

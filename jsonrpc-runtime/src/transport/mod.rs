@@ -39,11 +39,11 @@ mod child;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod mcp_http;
 mod memory;
 mod raw;
 mod record;
-#[cfg(feature = "mcp-http")]
-mod mcp_http;
 #[cfg(feature = "mcp-http")]
 pub(crate) mod sse;
 mod stdio;

@@ -262,7 +262,11 @@ mod tests {
             decoder.push(&wire[split..]);
             events.extend(all(&mut decoder));
             let data: Vec<&[u8]> = events.iter().map(|e| &e.data[..]).collect();
-            assert_eq!(data, [&b"{\"a\":\n1}"[..], b"x\ny\nz", b"q"], "split {split}");
+            assert_eq!(
+                data,
+                [&b"{\"a\":\n1}"[..], b"x\ny\nz", b"q"],
+                "split {split}"
+            );
             assert!(events[0].is_message() && !events[2].is_message());
             assert_eq!(decoder.last_id(), Some("1-9"));
         }

@@ -251,7 +251,11 @@ impl Manager {
     /// `400` for an `MCP-Protocol-Version` that is neither one this server
     /// lists nor the one the session negotiated; none at all is fine (the
     /// client speaks 2025-03-26).
-    fn check_version(&self, session: &Session, headers: &HeaderMap) -> Result<(), Response<McpBody>> {
+    fn check_version(
+        &self,
+        session: &Session,
+        headers: &HeaderMap,
+    ) -> Result<(), Response<McpBody>> {
         let Some(version) = headers.get(MCP_PROTOCOL_VERSION) else {
             return Ok(());
         };
@@ -554,8 +558,8 @@ impl Posted {
         };
         let parse = manager.config.parse_options();
         let (batch, elements): (bool, Vec<&str>) = if text.trim_start().starts_with('[') {
-            let elements: Vec<&RawValue> = serde_json::from_str(text)
-                .map_err(|e| refuse(ErrorObject::parse_error(e)))?;
+            let elements: Vec<&RawValue> =
+                serde_json::from_str(text).map_err(|e| refuse(ErrorObject::parse_error(e)))?;
             if elements.is_empty() {
                 return Err(refuse(ErrorObject::invalid_request("an empty batch")));
             }
@@ -638,9 +642,9 @@ impl Manager {
                     .filter(|p| p.method == method && p.answer.is_none())
                     .and_then(|p| p.target(params)),
             },
-            Classified::Response { .. } | Classified::BadResponse { .. } | Classified::Ignored { .. } => {
-                Posting::Response { raw }
-            }
+            Classified::Response { .. }
+            | Classified::BadResponse { .. }
+            | Classified::Ignored { .. } => Posting::Response { raw },
             Classified::Refused(refusal) => Posting::Refused {
                 answer: message::error_response(self.dialect(), &refusal.id, &refusal.error),
             },

@@ -358,7 +358,10 @@ impl Core {
         if state.closed {
             return Err(Refused::Gone);
         }
-        let sid = match state.standalone.filter(|sid| state.streams.contains_key(sid)) {
+        let sid = match state
+            .standalone
+            .filter(|sid| state.streams.contains_key(sid))
+        {
             Some(sid) if state.streams[&sid].live.is_some() => return Err(Refused::Conflict),
             Some(sid) => sid,
             None => {
@@ -568,7 +571,11 @@ impl Core {
         }
         if state.parked.len() >= MAX_PARKED || state.parked_bytes + message.len() > MAX_PARKED_BYTES
         {
-            return self.lost(message.len(), request, "no stream is open and too many messages already wait for one");
+            return self.lost(
+                message.len(),
+                request,
+                "no stream is open and too many messages already wait for one",
+            );
         }
         state.parked_bytes += message.len();
         state.parked.push_back(Parked { message, request });
@@ -837,7 +844,10 @@ impl Feed {
         }
     }
 
-    pub(super) fn new(messages: VecDeque<(Bytes, Option<Id>)>, sender: mpsc::Sender<Bytes>) -> Self {
+    pub(super) fn new(
+        messages: VecDeque<(Bytes, Option<Id>)>,
+        sender: mpsc::Sender<Bytes>,
+    ) -> Self {
         Feed {
             sender: (!messages.is_empty()).then(|| PollSender::new(sender)),
             messages,
@@ -1008,17 +1018,16 @@ impl Drop for SseBody {
         if let Some(waker) = state.sink_waker.take() {
             waker.wake();
         }
-        if self.finished && stream.complete {
-            // Delivered whole: a resumption finds it over.
-            core.remove_stream(state, self.stream);
-        } else {
+        if !self.finished {
             tracing::debug!(
                 session = %core.session_id,
                 stream = self.stream,
                 "an SSE stream lost its connection; its events are kept for a resumption"
             );
-            core.evict(state);
         }
+        // Even a stream handed over whole is kept (within the replay
+        // budget): what hyper wrote may not have reached the client.
+        core.evict(state);
     }
 }
 
