@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every interop check against the example servers: the official MCP
-# TypeScript and Python SDKs and vscode-jsonrpc. Needs Node.js 18+, npm and
+# TypeScript and Python SDKs (over stdio and Streamable HTTP) and
+# vscode-jsonrpc. Needs Node.js 18+, npm and
 # Python 3.10+ with venv; installs the client libraries from npm and PyPI
 # into a scratch directory (default /tmp/jsonrpc-interop, or $INTEROP_DIR).
 # Not part of `cargo test`. Exits non-zero at the first failed check.
@@ -8,7 +9,11 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${INTEROP_DIR:-/tmp/jsonrpc-interop}
 cargo build --quiet --manifest-path "$repo/Cargo.toml" -p examples --examples
-bin=$repo/target/debug/examples
+# Where cargo put them: $CARGO_TARGET_DIR (or a config's build.target-dir)
+# when set, else the repository's target/.
+target=$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+bin=$target/debug/examples
 mkdir -p "$work"
 cp "$repo"/interop/*.mjs "$repo"/interop/*.py "$work"
 cd "$work"
