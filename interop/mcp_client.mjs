@@ -126,8 +126,9 @@ async function suite(label, transport, logs) {
     assert.equal(transport.sessionId, undefined);
     await logged(logs, new RegExp(`session ${session} ended: the client deleted it`));
     check(`${label}: terminateSession (DELETE ended session ${session})`);
+    // Closing aborts the SDK's own GET stream, which it reports through
+    // `onerror`: no protocol error, so not checked past this point.
     await client.close();
-    assert.deepEqual(protocolErrors, []);
   } else {
     await client.close();
     check(`${label}: close (stdin ended, server exited)`);

@@ -4,8 +4,10 @@
 //! The TCP, Unix-socket and WebSocket servers are the same [`Listener`]
 //! with a different [`Acceptor`]. With the `http` feature,
 //! `HttpListener` serves a router over HTTP instead (one message or batch
-//! per `POST`, no peer per connection); it returns the same [`Server`], so
-//! [`shutdown_all`] stops it together with the others. Accepting is split in two steps so that a
+//! per `POST`, no peer per connection), and with `mcp-http`,
+//! `McpHttpListener` serves MCP over Streamable HTTP (a peer per session);
+//! both return the same [`Server`], so [`shutdown_all`] stops them together
+//! with the others. Accepting is split in two steps so that a
 //! slow client never holds up the others: [`Acceptor::accept`] only takes
 //! the next connection off the socket, and [`Acceptor::open`] (a WebSocket
 //! handshake, say) runs on the connection's own task.
@@ -236,8 +238,9 @@ impl<A: Acceptor> Listener<A> {
     }
 }
 
-/// A running [`Listener`] (or, with the `http` feature, `HttpListener`):
-/// counts its connections and shuts them down.
+/// A running [`Listener`] (or, with the `http` feature, `HttpListener`, and
+/// with `mcp-http`, `McpHttpListener`): counts its connections and shuts
+/// them down.
 ///
 /// Dropping it stops accepting and closes every connection at once; an
 /// acceptor with a socket file removes it.

@@ -15,11 +15,13 @@
 //! ([`ChildProcess`]), TCP ([`Transport::connect_tcp`], [`TcpAcceptor`]),
 //! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]),
 //! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
-//! `WebSocketAcceptor`), and with the `http` feature, an HTTP client
-//! (`Transport::http`: one `POST` per message). The server side of the
-//! sockets is one [`Listener`](crate::server::Listener), generic over an
-//! [`Acceptor`], that runs one peer per connection; HTTP's is
-//! `server::HttpListener`.
+//! `WebSocketAcceptor`), with the `http` feature, an HTTP client
+//! (`Transport::http`: one `POST` per message), and with `mcp-http`, an MCP
+//! Streamable HTTP client (`Transport::mcp_http`: a session, SSE streams).
+//! The server side of the sockets is one
+//! [`Listener`](crate::server::Listener), generic over an [`Acceptor`],
+//! that runs one peer per connection; HTTP's is `server::HttpListener`, MCP
+//! Streamable HTTP's `server::McpHttpListener`.
 
 use std::fmt;
 use std::pin::Pin;

@@ -269,7 +269,7 @@ fn is_loopback_origin(origin: &str) -> bool {
     }
     let (host, port) = match rest.strip_prefix('[') {
         Some(v6) => match v6.split_once(']') {
-            Some((host, rest)) if rest.is_empty() => (host, None),
+            Some((host, "")) => (host, None),
             Some((host, rest)) => match rest.strip_prefix(':') {
                 Some(port) => (host, Some(port)),
                 None => return false,

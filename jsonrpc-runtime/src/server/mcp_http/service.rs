@@ -118,11 +118,11 @@ impl McpService {
         }
         let session = match manager.session_of(headers) {
             Ok(session) => session,
-            Err(refused) => return refused,
+            Err(refused) => return refused.into_response(),
         };
         if let Some(session) = &session {
             if let Err(refused) = manager.check_version(session, headers) {
-                return refused;
+                return refused.into_response();
             }
         }
         let body = match read_body(request, manager.config.max_frame_len).await {
@@ -145,7 +145,7 @@ impl McpService {
                 }
                 let session = match manager.open_session(&self.addr) {
                     Ok(session) => session,
-                    Err(refused) => return refused,
+                    Err(refused) => return refused.into_response(),
                 };
                 if let Some(Posting::Request { id, .. }) = posted.messages.first() {
                     session.core.set_initialize(id.clone());
@@ -170,7 +170,7 @@ impl McpService {
         }
         let session = match manager.required_session(headers) {
             Ok(session) => session,
-            Err(refused) => return refused,
+            Err(refused) => return refused.into_response(),
         };
         let opened = match headers.get(LAST_EVENT_ID) {
             Some(last) => {
@@ -209,7 +209,7 @@ impl McpService {
         let manager = &self.manager;
         let session = match manager.required_session(request.headers()) {
             Ok(session) => session,
-            Err(refused) => return refused,
+            Err(refused) => return refused.into_response(),
         };
         manager.forget(&session);
         session.deleted.cancel();
@@ -224,7 +224,7 @@ impl Manager {
 
     /// The session a request names: `None` without the header, `404` for
     /// an id that names no live session.
-    fn session_of(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Response<McpBody>> {
+    fn session_of(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Refusal> {
         let Some(id) = headers.get(MCP_SESSION_ID) else {
             return Ok(None);
         };
@@ -232,14 +232,14 @@ impl Manager {
             .ok()
             .and_then(|id| self.lock().get(id).cloned())
             .map(Some)
-            .ok_or_else(session_not_found)
+            .ok_or_else(Refusal::no_session)
     }
 
     /// The session a `GET` or `DELETE` must name (`400` without one), with
     /// its protocol version checked.
-    fn required_session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<McpBody>> {
+    fn required_session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
         let Some(session) = self.session_of(headers)? else {
-            return Err(refuse(
+            return Err(Refusal(
                 StatusCode::BAD_REQUEST,
                 "no `Mcp-Session-Id`: start a session by posting `initialize`".to_owned(),
             ));
@@ -251,11 +251,7 @@ impl Manager {
     /// `400` for an `MCP-Protocol-Version` that is neither one this server
     /// lists nor the one the session negotiated; none at all is fine (the
     /// client speaks 2025-03-26).
-    fn check_version(
-        &self,
-        session: &Session,
-        headers: &HeaderMap,
-    ) -> Result<(), Response<McpBody>> {
+    fn check_version(&self, session: &Session, headers: &HeaderMap) -> Result<(), Refusal> {
         let Some(version) = headers.get(MCP_PROTOCOL_VERSION) else {
             return Ok(());
         };
@@ -264,7 +260,7 @@ impl Manager {
         if listed || session.core.negotiated().as_deref() == Some(version) {
             return Ok(());
         }
-        Err(refuse(
+        Err(Refusal(
             StatusCode::BAD_REQUEST,
             format!(
                 "unsupported `MCP-Protocol-Version: {version}`; this server speaks {}",
@@ -275,9 +271,9 @@ impl Manager {
 
     /// Starts a session for an `initialize` from `addr`: `503` while the
     /// server drains or when it has as many sessions as it may.
-    fn open_session(self: &Arc<Self>, addr: &PeerAddr) -> Result<Arc<Session>, Response<McpBody>> {
+    fn open_session(self: &Arc<Self>, addr: &PeerAddr) -> Result<Arc<Session>, Refusal> {
         if self.server.stop.is_cancelled() {
-            return Err(refuse(
+            return Err(Refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is shutting down".to_owned(),
             ));
@@ -286,7 +282,7 @@ impl Manager {
             Ok(id) => Arc::<str>::from(id),
             Err(e) => {
                 tracing::error!(error = %e, "no random bytes for a session id");
-                return Err(refuse(
+                return Err(Refusal(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "no session id could be made".to_owned(),
                 ));
@@ -294,7 +290,7 @@ impl Manager {
         };
         let mut sessions = self.lock();
         if sessions.len() >= self.options.max_sessions {
-            return Err(refuse(
+            return Err(Refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
                     "this server has {} sessions, as many as it takes; try again later",
@@ -715,6 +711,24 @@ fn new_session_id(tag: Option<&str>) -> Result<String, getrandom::Error> {
     Ok(id)
 }
 
+/// A request refused at the HTTP level: its status, and what to tell the
+/// client.
+struct Refusal(StatusCode, String);
+
+impl Refusal {
+    fn no_session() -> Self {
+        Refusal(
+            StatusCode::NOT_FOUND,
+            "no such session: it ended or never existed; start a new one with `initialize`"
+                .to_owned(),
+        )
+    }
+
+    fn into_response(self) -> Response<McpBody> {
+        refuse(self.0, self.1)
+    }
+}
+
 /// An error answer with no id (`{"jsonrpc":"2.0","id":null,"error":…}`,
 /// code -32000) at an HTTP status: what every MCP refusal carries.
 fn refuse(status: StatusCode, message: String) -> Response<McpBody> {
@@ -726,10 +740,7 @@ fn refuse(status: StatusCode, message: String) -> Response<McpBody> {
 }
 
 fn session_not_found() -> Response<McpBody> {
-    refuse(
-        StatusCode::NOT_FOUND,
-        "no such session: it ended or never existed; start a new one with `initialize`".to_owned(),
-    )
+    Refusal::no_session().into_response()
 }
 
 fn json(status: StatusCode, body: Bytes) -> Response<McpBody> {
