@@ -1132,3 +1132,42 @@ async fn the_drain_finishes_running_requests_then_closes_every_stream() {
     assert!(matches!(why, SessionClose::Shutdown), "{why:?}");
     within(drain).await.unwrap();
 }
+
+#[tokio::test]
+async fn an_idle_stream_carries_keep_alive_comments() {
+    let (router, _probe) = routes();
+    let (server, addr, _closed) =
+        serve_with(router, |l| l.keep_alive(Duration::from_millis(20))).await;
+    let id = raw_session(addr).await;
+    let get = request(
+        Method::GET,
+        &[("accept", "text/event-stream"), ("mcp-session-id", &id)],
+        "",
+    );
+    let mut body = send(addr, get).await.into_body();
+    let mut seen = String::new();
+    while !seen.contains(": keep-alive\n\n") {
+        let frame = within(body.frame())
+            .await
+            .expect("the stream goes on")
+            .unwrap();
+        seen.push_str(std::str::from_utf8(frame.data_ref().unwrap()).unwrap());
+    }
+    drop(body);
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_client_reads_json_answers_and_the_servers_calls_on_its_stream() {
+    let (router, _probe) = routes();
+    let (server, addr, _closed) = serve_with(router, |l| l.json_responses(true)).await;
+    let peer = client(&url(addr));
+    initialize(&peer, true).await;
+    // `roots/list` can only travel on the standalone stream here.
+    let roots: Value = within(peer.call("ask", json!({}))).await.unwrap();
+    assert_eq!(roots["roots"][0]["uri"], "file:///work");
+    let done: Value = within(peer.call("steps", json!({"n": 3}))).await.unwrap();
+    assert_eq!(done, "done");
+    peer.close(Duration::from_secs(5)).await;
+    server.shutdown(Duration::from_secs(5)).await;
+}

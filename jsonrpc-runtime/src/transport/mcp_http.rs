@@ -69,7 +69,8 @@ impl Transport {
     /// at once. The answer to `initialize` gives the session id
     /// (`Mcp-Session-Id`) and the protocol version (its result's
     /// `protocolVersion`), and every later request carries both as headers;
-    /// requests wait for `initialize`'s answer before they go. Once the
+    /// messages sent while the `initialize` `POST` waits for the server's
+    /// reply wait with it, so they carry the session id. Once the
     /// server has taken `notifications/initialized`, a `GET` opens the
     /// session's stream of the server's own requests and notifications
     /// (`405` from the server means it offers none: fine). The peer answers

@@ -1025,9 +1025,14 @@ impl Drop for SseBody {
                 "an SSE stream lost its connection; its events are kept for a resumption"
             );
         }
-        // Even a stream handed over whole is kept (within the replay
-        // budget): what hyper wrote may not have reached the client.
-        core.evict(state);
+        if stream.complete && stream.events.is_empty() {
+            // Nothing to replay, nothing to come.
+            core.remove_stream(state, self.stream);
+        } else {
+            // Even a stream handed over whole is kept (within the replay
+            // budget): what hyper wrote may not have reached the client.
+            core.evict(state);
+        }
     }
 }
 
