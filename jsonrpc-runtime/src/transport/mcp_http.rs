@@ -97,14 +97,23 @@ impl Transport {
     ///
     /// # Examples
     ///
-    /// ```no_run
+    /// ```
     /// use jsonrpc_runtime::{Config, Peer, Transport};
     /// use serde_json::{json, Value};
+    /// # use jsonrpc_runtime::{server::McpHttpListener, transport::TcpAcceptor, ErrorObject, Router};
     ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+    /// # let url = format!("http://{}/mcp", acceptor.local_addr()?);
+    /// # let server = McpHttpListener::new(acceptor).spawn(Router::new()
+    /// #     .request("initialize", |_: Value, _| async move {
+    /// #         Ok::<_, ErrorObject>(json!({"protocolVersion": "2025-06-18", "capabilities": {}}))
+    /// #     })
+    /// #     .request("tools/list", |_: Value, _| async move { Ok::<_, ErrorObject>(json!({"tools": []})) }));
+    /// // url: "http://127.0.0.1:8080/mcp", say
     /// let config = Config::mcp_client();
-    /// let transport = Transport::mcp_http("http://127.0.0.1:8080/mcp", &config)?;
-    /// let client = Peer::builder().config(config).spawn(transport);
+    /// let transport = Transport::mcp_http(&url, &config)?;
+    /// let client = Peer::builder().config(config.clone()).spawn(transport);
     /// let init: Value = client
     ///     .call("initialize", json!({
     ///         "protocolVersion": "2025-06-18",
@@ -114,10 +123,14 @@ impl Transport {
     ///     .await?;
     /// client.notify("notifications/initialized", json!({})).await?;
     /// let tools: Value = client.call("tools/list", json!({})).await?;
-    /// println!("{init}\n{tools}");
+    /// assert_eq!(init["protocolVersion"], "2025-06-18");
+    /// assert_eq!(tools, json!({"tools": []}));
     /// client.close(std::time::Duration::from_secs(1)).await; // sends DELETE
-    /// # Ok(())
-    /// # }
+    ///
+    /// assert!(Transport::mcp_http("https://example.com/mcp", &config).is_err());
+    /// # server.shutdown(std::time::Duration::from_secs(1)).await;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
     /// ```
     ///
     /// # Errors

@@ -286,6 +286,21 @@ fn is_loopback_origin(origin: &str) -> bool {
 }
 
 /// Why an MCP session ended (see [`McpHttpListener::on_session_close`]).
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::server::SessionClose;
+///
+/// fn log(id: &str, why: &SessionClose) {
+///     match why {
+///         SessionClose::Closed(reason) => eprintln!("session {id}: {reason}"),
+///         other => eprintln!("session {id} ended: {other}"),
+///     }
+/// }
+/// log("a1.5f0c", &SessionClose::Idle);
+/// assert_eq!(SessionClose::Deleted.to_string(), "the client deleted it");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
