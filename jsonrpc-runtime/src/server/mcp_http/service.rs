@@ -476,11 +476,8 @@ impl Session {
         feed.retain(|(_, id)| id.is_none() || accepted.next().unwrap_or(false));
         match answers {
             Some(answers) => {
-                for (message, _) in feed {
-                    if self.posted.send(message).await.is_err() {
-                        break;
-                    }
-                }
+                let mut feed = Feed::new(self.core.clone(), feed, self.posted.clone());
+                std::future::poll_fn(|cx| feed.poll(cx)).await;
                 match answers.await {
                     Ok(answers) if !answers.is_empty() => {
                         json(StatusCode::OK, answer_body(batch, answers))
@@ -504,7 +501,7 @@ impl Session {
                         }
                     }
                 }
-                let feed = Feed::new(feed, self.posted.clone());
+                let feed = Feed::new(self.core.clone(), feed, self.posted.clone());
                 sse(self.core.post_body(sid, feed, manager.options.keep_alive))
             }
         }

@@ -348,7 +348,7 @@ impl Core {
         let conn = self.attach(&mut state, sid);
         self.unpark(&mut state, sid);
         drop(state);
-        SseBody::new(self.clone(), sid, conn, busy, feed, keep_alive)
+        SseBody::new(self.clone(), sid, conn, busy, Some(feed), keep_alive)
     }
 
     /// Opens (or reopens) the standalone stream.
@@ -381,7 +381,7 @@ impl Core {
             sid,
             conn,
             busy,
-            Feed::none(),
+            None,
             keep_alive,
         ))
     }
@@ -438,7 +438,7 @@ impl Core {
             sid,
             conn,
             busy,
-            Feed::none(),
+            None,
             keep_alive,
         )))
     }
@@ -830,25 +830,22 @@ fn negotiated_version(message: &[u8]) -> Option<String> {
 }
 
 /// Messages of a POST still to hand to the session's peer (when its queue
-/// was full), and the requests among them.
+/// was full), and the requests among them. Dropped before it is done (its
+/// client left), it takes back the requests it never handed over.
 pub(super) struct Feed {
+    core: Arc<Core>,
     messages: VecDeque<(Bytes, Option<Id>)>,
     sender: Option<PollSender<Bytes>>,
 }
 
 impl Feed {
-    pub(super) fn none() -> Self {
-        Feed {
-            messages: VecDeque::new(),
-            sender: None,
-        }
-    }
-
     pub(super) fn new(
+        core: Arc<Core>,
         messages: VecDeque<(Bytes, Option<Id>)>,
         sender: mpsc::Sender<Bytes>,
     ) -> Self {
         Feed {
+            core,
             sender: (!messages.is_empty()).then(|| PollSender::new(sender)),
             messages,
         }
@@ -856,7 +853,7 @@ impl Feed {
 
     /// Hands what it can to the peer; `Ready` once everything is handed
     /// over or the peer is gone.
-    fn poll(&mut self, core: &Core, cx: &mut Context<'_>) -> Poll<()> {
+    pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let Some(sender) = &mut self.sender else {
             return Poll::Ready(());
         };
@@ -868,7 +865,7 @@ impl Feed {
                     }
                 }
                 Poll::Ready(Err(_)) => {
-                    self.abandon(core);
+                    self.abandon();
                     break;
                 }
                 Poll::Pending => return Poll::Pending,
@@ -880,12 +877,18 @@ impl Feed {
 
     /// The messages will never reach the peer: their requests are owed
     /// nothing.
-    fn abandon(&mut self, core: &Core) {
+    fn abandon(&mut self) {
         let ids: Vec<Id> = self.messages.drain(..).filter_map(|(_, id)| id).collect();
         if !ids.is_empty() {
-            core.forget(&ids);
+            self.core.forget(&ids);
         }
         self.sender = None;
+    }
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.abandon();
     }
 }
 
@@ -895,7 +898,7 @@ pub(super) struct SseBody {
     core: Arc<Core>,
     stream: u64,
     conn: u64,
-    feed: Feed,
+    feed: Option<Feed>,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
     /// The stream ended and every event was handed over.
     finished: bool,
@@ -908,7 +911,7 @@ impl SseBody {
         stream: u64,
         conn: u64,
         busy: Busy,
-        feed: Feed,
+        feed: Option<Feed>,
         keep_alive: Option<Duration>,
     ) -> Self {
         SseBody {
@@ -974,8 +977,11 @@ impl hyper::body::Body for SseBody {
         if this.finished {
             return Poll::Ready(None);
         }
-        let core = this.core.clone();
-        let _ = this.feed.poll(&core, cx);
+        if let Some(feed) = &mut this.feed {
+            if feed.poll(cx).is_ready() {
+                this.feed = None;
+            }
+        }
         match this.next_event(cx) {
             Poll::Ready(Some(frame)) => {
                 this.reset_keep_alive();
@@ -1003,7 +1009,6 @@ impl hyper::body::Body for SseBody {
 
 impl Drop for SseBody {
     fn drop(&mut self) {
-        self.feed.abandon(&self.core);
         let core = self.core.clone();
         let mut state = core.lock();
         let state = &mut *state;
