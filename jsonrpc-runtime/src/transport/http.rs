@@ -35,7 +35,7 @@ use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
 pub(crate) const MAX_POSTS_IN_FLIGHT: usize = 64;
 
 /// How much of a failed answer's body is kept in its [`HttpFailure`].
-pub(crate) const BODY_EXCERPT_LEN: usize = 1024;
+const BODY_EXCERPT_LEN: usize = 1024;
 
 /// How long an idle keep-alive connection is kept for the next `POST`.
 pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -423,7 +423,7 @@ impl Poster {
 }
 
 /// The ids of the requests in a message or batch this side sent.
-pub(crate) fn request_ids(message: &[u8]) -> Vec<Id> {
+fn request_ids(message: &[u8]) -> Vec<Id> {
     let Ok(text) = std::str::from_utf8(message) else {
         return Vec::new();
     };
