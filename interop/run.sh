@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Runs every interop check against the example servers: the official MCP
-# TypeScript and Python SDKs, vscode-jsonrpc, jsonrpsee's HTTP client, and
-# the official OpenRPC meta-schema. Needs Node.js 18+, npm and Python 3.10+
-# with venv; installs the client libraries from npm and PyPI into a scratch
-# directory (default /tmp/jsonrpc-interop, or $INTEROP_DIR), and builds the
-# jsonrpsee check (interop/jsonrpsee-client, a workspace of its own) into
-# the same target directory as the examples ($CARGO_TARGET_DIR, or
-# target/). Not part of `cargo test`. Exits non-zero at the first failed
-# check.
+# TypeScript and Python SDKs (over stdio and Streamable HTTP),
+# vscode-jsonrpc, jsonrpsee's HTTP client, and the official OpenRPC
+# meta-schema. Needs Node.js 18+, npm and Python 3.10+ with venv; installs
+# the client libraries from npm and PyPI into a scratch directory (default
+# /tmp/jsonrpc-interop, or $INTEROP_DIR), and builds the jsonrpsee check
+# (interop/jsonrpsee-client, a workspace of its own) into the same target
+# directory as the examples. Not part of `cargo test`. Exits non-zero at the
+# first failed check.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${INTEROP_DIR:-/tmp/jsonrpc-interop}
-target=${CARGO_TARGET_DIR:-$repo/target}
-case $target in /*) ;; *) target=$PWD/$target ;; esac
 cargo build --quiet --manifest-path "$repo/Cargo.toml" -p examples --examples
+# Where cargo put them: $CARGO_TARGET_DIR (or a config's build.target-dir)
+# when set, else the repository's target/.
+target=$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 bin=$target/debug/examples
 jsonrpsee_manifest=$repo/interop/jsonrpsee-client/Cargo.toml
 cargo build --quiet --manifest-path "$jsonrpsee_manifest" --target-dir "$target"

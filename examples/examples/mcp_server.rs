@@ -1,25 +1,38 @@
-//! Run with: cargo run --example mcp_server
+//! Run with: cargo run --example mcp_server [-- --http ADDR [--tls-cert FILE --tls-key FILE] [--instance-tag TAG]]
 //!
-//! A Model Context Protocol server on stdin/stdout, built on this runtime
-//! alone (no MCP SDK): the protocol methods are one `#[rpc]` trait, and
-//! `tools/call` fans out to a second [`Router`] holding the tools, dispatched
-//! by name with [`Router::invoke`].
+//! A Model Context Protocol server on stdin/stdout, or with `--http ADDR`
+//! over Streamable HTTP at `http://ADDR/mcp`, built on this runtime alone
+//! (no MCP SDK): the protocol methods are one `#[rpc]` trait, and
+//! `tools/call` fans out to a second [`Router`] holding the tools,
+//! dispatched by name with [`Router::invoke`].
 //!
 //! - `initialize` answers with the client's protocol version when it is
 //!   supported, else the latest one, plus `serverInfo` and
 //!   `capabilities.tools`; `notifications/initialized` is logged. Requests
 //!   before `initialize` get -32002 and `ping` is answered `{}` at any time:
 //!   both come from [`Config::mcp`].
-//! - `tools/list` lists three tools, `tools/call` runs them:
-//!   `echo {text}` returns `text`, `add {a, b}` returns the sum, and
+//! - `tools/list` lists four tools, `tools/call` runs them:
+//!   `echo {text}` returns `text`, `add {a, b}` returns the sum,
 //!   `sleep {ms}` sleeps, reporting `notifications/progress` when the caller
-//!   sent a progress token. `notifications/cancelled` stops a sleep at once
-//!   and nothing is answered (the preset drops the handler's future).
+//!   sent a progress token, and `roots` asks the client for its roots
+//!   (`roots/list`, a call from the server to the client) when the client
+//!   declared the `roots` capability. `notifications/cancelled` stops a
+//!   sleep at once and nothing is answered (the preset drops the handler's
+//!   future).
 //! - An unknown tool is a tool error (a result with `isError: true`);
 //!   arguments that do not fit the tool are -32602.
 //!
-//! Only JSON-RPC goes to stdout; logs go to stderr. The server exits once
-//! stdin ends and every answer owed has been written.
+//! Over stdio, only JSON-RPC goes to stdout; logs go to stderr. The server
+//! exits once stdin ends and every answer owed has been written.
+//!
+//! Over HTTP (`--http 127.0.0.1:8080`; keep it on a loopback address: the
+//! server has no authentication) each client gets a session of its own,
+//! with the same tools. The server runs until SIGTERM or SIGINT, then
+//! drains: running calls finish (for up to a second), every session ends,
+//! and it exits 0. `--tls-cert FILE --tls-key FILE` (PEM) serve it as
+//! `https://ADDR/mcp`; `--instance-tag TAG` starts every session id with
+//! `TAG.`, for a load balancer to send a session's requests to the instance
+//! that made it (see `docs/deploy.md`).
 //!
 //! Try it from a shell (MCP clients wait for the `initialize` answer before
 //! sending anything else, hence the pause):
@@ -32,10 +45,18 @@
 //!   echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}'
 //! } | target/debug/examples/mcp_server
 //! ```
+//!
+//! Over HTTP, see the README's "MCP over Streamable HTTP" for a `curl`
+//! session.
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jsonrpc_runtime::server::McpHttpListener;
+use jsonrpc_runtime::tls::ServerTls;
+use jsonrpc_runtime::transport::{Acceptor, PeerAddr, TcpAcceptor, TlsAcceptor};
 use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Router, Transport};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -51,6 +72,12 @@ const MAX_SLEEP_MS: u64 = 600_000;
 /// How many slices a `sleep` is cut into; one progress report per slice.
 const SLEEP_STEPS: u32 = 10;
 
+/// How long running calls get to finish when the HTTP server is stopped.
+const GRACE: Duration = Duration::from_secs(1);
+
+const USAGE: &str =
+    "usage: mcp_server [--http ADDR [--tls-cert FILE --tls-key FILE] [--instance-tag TAG]]";
+
 // ---------------------------------------------------------------------------
 // The MCP types this server needs. Unknown fields are ignored everywhere.
 
@@ -60,7 +87,16 @@ const SLEEP_STEPS: u32 = 10;
 struct InitializeParams {
     protocol_version: String,
     #[serde(default)]
+    capabilities: ClientCapabilities,
+    #[serde(default)]
     client_info: Option<Implementation>,
+}
+
+/// What the client can do; this server only looks for `roots`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct ClientCapabilities {
+    #[serde(default)]
+    roots: Option<Value>,
 }
 
 /// A client's or server's name and version.
@@ -171,8 +207,26 @@ trait McpServer {
     ) -> Result<Box<RawValue>, ErrorObject>;
 }
 
+/// One session: the tools, and what its client declared.
 struct Server {
     tools: Router,
+    client: Arc<Client>,
+}
+
+/// What a session's client declared in `initialize`.
+#[derive(Default)]
+struct Client {
+    roots: AtomicBool,
+}
+
+impl Server {
+    fn new() -> Self {
+        let client = Arc::new(Client::default());
+        Server {
+            tools: tools(client.clone()),
+            client,
+        }
+    }
 }
 
 impl McpServer for Server {
@@ -187,6 +241,9 @@ impl McpServer for Server {
             .map(|c| format!("{} {}", c.name, c.version))
             .unwrap_or_else(|| "an unnamed client".to_owned());
         eprintln!("mcp_server: initialize from {client}, asked {asked}, answering {version}");
+        self.client
+            .roots
+            .store(params.capabilities.roots.is_some(), Ordering::Relaxed);
         InitializeResult {
             protocol_version: (*version).to_owned(),
             capabilities: ServerCapabilities {
@@ -198,7 +255,7 @@ impl McpServer for Server {
                 name: "jsonrpc-runtime-mcp-example".to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
             },
-            instructions: "Tools: echo, add, sleep.".to_owned(),
+            instructions: "Tools: echo, add, sleep, roots.".to_owned(),
         }
     }
 
@@ -219,7 +276,7 @@ impl McpServer for Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         if !self.tools.contains(&params.name) {
             let result = CallToolResult::error(format!(
-                "unknown tool `{}`; this server has `echo`, `add` and `sleep`",
+                "unknown tool `{}`; this server has `echo`, `add`, `sleep` and `roots`",
                 params.name
             ));
             return serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error);
@@ -260,6 +317,10 @@ struct SleepArgs {
     ms: u64,
 }
 
+/// `roots` takes no arguments.
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
 /// A tool's description, its input schema from its argument type.
 fn tool<Args: JsonSchema>(name: &str, description: &str) -> Value {
     let mut settings = schemars::generate::SchemaSettings::draft2020_12();
@@ -268,7 +329,7 @@ fn tool<Args: JsonSchema>(name: &str, description: &str) -> Value {
     json!({"name": name, "description": description, "inputSchema": schema})
 }
 
-fn tools() -> Router {
+fn tools(client: Arc<Client>) -> Router {
     Router::new()
         .request("echo", |args: EchoArgs, _: Context| async move {
             Ok::<_, ErrorObject>(CallToolResult::text(args.text))
@@ -277,6 +338,10 @@ fn tools() -> Router {
             Ok::<_, ErrorObject>(CallToolResult::text(sum(&args.a, &args.b)))
         })
         .request("sleep", sleep)
+        .request("roots", move |_: NoArgs, ctx: Context| {
+            let declared = client.roots.load(Ordering::Relaxed);
+            async move { Ok::<_, ErrorObject>(roots(declared, ctx).await) }
+        })
 }
 
 fn tool_descriptions() -> Vec<Value> {
@@ -287,7 +352,47 @@ fn tool_descriptions() -> Vec<Value> {
             "sleep",
             "Sleeps for `ms` milliseconds, reporting progress; cancellable.",
         ),
+        tool::<NoArgs>(
+            "roots",
+            "Lists the client's roots, asking the client (`roots/list`).",
+        ),
     ]
+}
+
+/// Asks the client for its roots (a call from the server to the client,
+/// on the same connection or session) and lists them, one per line.
+async fn roots(declared: bool, ctx: Context) -> CallToolResult {
+    if !declared {
+        return CallToolResult::error("the client did not declare the `roots` capability");
+    }
+    #[derive(Deserialize)]
+    struct ListRootsResult {
+        roots: Vec<Root>,
+    }
+    #[derive(Deserialize)]
+    struct Root {
+        uri: String,
+        #[serde(default)]
+        name: Option<String>,
+    }
+    match ctx
+        .peer()
+        .call::<ListRootsResult>("roots/list", json!({}))
+        .await
+    {
+        Ok(list) if list.roots.is_empty() => CallToolResult::text("(no roots)"),
+        Ok(list) => CallToolResult::text(
+            list.roots
+                .iter()
+                .map(|root| match &root.name {
+                    Some(name) => format!("{} ({name})", root.uri),
+                    None => root.uri.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Err(e) => CallToolResult::error(format!("asking the client for its roots failed: {e}")),
+    }
 }
 
 /// `a + b`: exact for integers (any two JSON integers that fit in 64 bits
@@ -379,6 +484,63 @@ impl Drop for StopLog {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() {
+        return serve_stdio().await;
+    }
+    match HttpOptions::parse(&args) {
+        Some(options) => serve_http(&options).await,
+        None => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--http ADDR`, and optionally a certificate and key for HTTPS and the
+/// instance tag session ids start with (for a load balancer to route on).
+struct HttpOptions {
+    addr: String,
+    tls: Option<(String, String)>,
+    instance_tag: Option<String>,
+}
+
+impl HttpOptions {
+    fn parse(args: &[String]) -> Option<HttpOptions> {
+        let (mut addr, mut cert, mut key, mut instance_tag) = (None, None, None, None);
+        let mut args = args.iter();
+        while let Some(flag) = args.next() {
+            let value = args.next()?.clone();
+            match flag.as_str() {
+                "--http" => addr = Some(value),
+                "--tls-cert" => cert = Some(value),
+                "--tls-key" => key = Some(value),
+                // ASCII letters, digits, `-` and `_`: what the listener takes.
+                "--instance-tag"
+                    if !value.is_empty()
+                        && value
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+                {
+                    instance_tag = Some(value)
+                }
+                _ => return None,
+            }
+        }
+        let tls = match (cert, key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => return None,
+        };
+        Some(HttpOptions {
+            addr: addr?,
+            tls,
+            instance_tag,
+        })
+    }
+}
+
+async fn serve_stdio() -> ExitCode {
     let config = Config::mcp();
     let transport = match Transport::stdio(&config) {
         Ok(transport) => transport,
@@ -387,10 +549,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let router = Server { tools: tools() }.into_router();
     let reason = Peer::builder()
         .config(config)
-        .router(router)
+        .router(Server::new().into_router())
         .serve(transport)
         .await;
     eprintln!("mcp_server: {reason}");
@@ -398,4 +559,115 @@ async fn main() -> ExitCode {
     // when stdin is a terminal, tokio reads it on a blocking thread that
     // would keep the runtime (and the process) alive until the next line.
     std::process::exit(reason.exit_code())
+}
+
+/// Serves MCP over Streamable HTTP at `http://ADDR/mcp` (or `https://`)
+/// until SIGTERM or SIGINT, each session with tools of its own.
+async fn serve_http(options: &HttpOptions) -> ExitCode {
+    let addr = options.addr.as_str();
+    // Before anything is bound, so a signal sent as soon as the server says
+    // it listens is handled, not fatal.
+    let mut signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("mcp_server: cannot handle signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = match &options.tls {
+        None => {
+            let acceptor = match TcpAcceptor::bind(addr).await {
+                Ok(acceptor) => acceptor,
+                Err(e) => {
+                    eprintln!("mcp_server: cannot listen on {addr}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            listening("http", acceptor.local_addr());
+            mcp_listener(McpHttpListener::new(acceptor), options)
+        }
+        Some((cert, key)) => {
+            let tls = match ServerTls::from_pem_files(cert, key) {
+                Ok(tls) => tls,
+                Err(e) => {
+                    eprintln!("mcp_server: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let acceptor = match TlsAcceptor::bind(addr, tls).await {
+                Ok(acceptor) => acceptor,
+                Err(e) => {
+                    eprintln!("mcp_server: cannot listen on {addr}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            listening("https", acceptor.local_addr());
+            mcp_listener(McpHttpListener::new(acceptor), options)
+        }
+    };
+    let signal = signals.recv().await;
+    eprintln!("mcp_server: {signal}, shutting down");
+    server.shutdown(GRACE).await;
+    ExitCode::SUCCESS
+}
+
+fn listening(scheme: &str, local: std::io::Result<std::net::SocketAddr>) {
+    match local {
+        Ok(local) => eprintln!("mcp_server: listening on {scheme}://{local}/mcp"),
+        Err(e) => eprintln!("mcp_server: listening (address unknown: {e})"),
+    }
+}
+
+/// The MCP server on `listener`, with the example's tools and options.
+fn mcp_listener<A>(listener: McpHttpListener<A>, options: &HttpOptions) -> jsonrpc_runtime::Server
+where
+    A: Acceptor,
+    A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let mut listener = listener
+        .config(Config::mcp())
+        .on_session_close(|id, why| eprintln!("mcp_server: session {id} ended: {why}"));
+    if let Some(tag) = &options.instance_tag {
+        listener = listener.instance_tag(tag);
+    }
+    listener.spawn(|_: &PeerAddr| Server::new().into_router())
+}
+
+/// SIGTERM and SIGINT.
+struct Signals {
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    #[cfg(unix)]
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals {})
+    }
+
+    /// Waits for the next signal and names it.
+    #[cfg(unix)]
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.interrupt.recv() => "SIGINT",
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(&mut self) -> &'static str {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
 }

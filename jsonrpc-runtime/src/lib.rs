@@ -12,14 +12,14 @@
 //! | [`message`] | the wire model: messages, classification options, extras |
 //! | [`codec`] | framers: newline-delimited and `Content-Length` |
 //! | `tls` | TLS settings: certificates, keys and trusted roots from PEM files (feature `tls`) |
-//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket, an HTTP client, TLS; acceptors |
+//! | [`transport`] | in-memory, stdio, child process, TCP, Unix, WebSocket, HTTP and MCP Streamable HTTP clients, TLS; acceptors |
 //! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
 //! | [`policy`] | cancellation, progress, lifecycles, gates |
 //! | [`context`] | what a handler sees |
 //! | [`connection`] | who is calling: address, path, headers, state attached at connect; refusals |
 //! | [`router`] | routes, replies, error mappings; middleware (feature `tower`) |
 //! | [`openrpc`] | method descriptions from `#[rpc]` traits; OpenRPC documents (feature `openrpc`) |
-//! | [`server`] | listeners serving many connections, and HTTP |
+//! | [`server`] | listeners serving many connections, HTTP, and MCP over Streamable HTTP |
 //! | [`error`] | every error type, gathered |
 //!
 //! # Cargo features
@@ -29,6 +29,7 @@
 //! | `macros` | yes | `#[rpc]` and `#[derive(RpcError)]` |
 //! | `websocket` | no | `Transport::connect_websocket`, `transport::WebSocketAcceptor` and the other WebSocket handshakes, on tokio-tungstenite |
 //! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `Transport::http` |
+//! | `mcp-http` | no | MCP over Streamable HTTP (implies `http`): `server::McpHttpListener` (a `Peer` per session, SSE streams resumable with `Last-Event-ID`, session ids a load balancer can route on, idle expiry, `Origin` checks) and the client `Transport::mcp_http` |
 //! | `tower` | no | middleware: `Router::layer` with any tower layer, and the `router::Metrics` layer (Prometheus text) |
 //! | `openrpc` | no | `openrpc::Document` (OpenRPC 1.3 with JSON Schemas from schemars) and `Router::discover` (`rpc.discover`) |
 //! | `tls` | no | TLS on rustls (the `ring` provider): `tls::ServerTls` and `tls::ClientTls` from PEM files, `transport::TlsAcceptor` and `Transport::connect_tls`; with `http`, HTTPS (`HttpListener` over a `TlsAcceptor`, `Transport::http_tls`); with `websocket`, `wss://` (`WebSocketAcceptor::tls`, `Transport::connect_websocket_tls`) |

@@ -1,8 +1,9 @@
 //! The `mcp_server` example, spawned as a child process and driven by a
 //! [`Peer`] on the MCP preset: the handshake and its gate, version
-//! negotiation, the three tools and their errors, progress order,
-//! cancellation (and how soon it frees the handler), and exit at the end of
-//! input once owed answers are written.
+//! negotiation, the four tools and their errors, progress order,
+//! cancellation (and how soon it frees the handler), a call from the server
+//! to the client (`roots`), exit at the end of input once owed answers are
+//! written, and the same over Streamable HTTP (`--http`) until SIGTERM.
 #![cfg(unix)]
 
 use std::time::{Duration, Instant};
@@ -11,7 +12,9 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::codec::Frame;
 use jsonrpc_runtime::message::{Message, Parsed};
 use jsonrpc_runtime::transport::{ChildHandle, ProcessExit, TransportError};
-use jsonrpc_runtime::{CallError, CallOptions, ChildProcess, Config, ErrorObject, Id, Peer};
+use jsonrpc_runtime::{
+    CallError, CallOptions, ChildProcess, Config, Context, ErrorObject, Id, Peer, Router, Transport,
+};
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::process::Command;
@@ -33,7 +36,10 @@ impl Server {
             .expect("spawn mcp_server")
             .into_parts();
         Server {
-            peer: Peer::builder().config(config).spawn(transport),
+            peer: Peer::builder()
+                .config(config)
+                .router(client_routes())
+                .spawn(transport),
             child,
         }
     }
@@ -52,23 +58,15 @@ impl Server {
     }
 
     async fn initialize(&self, version: &str) -> Result<Value, CallError> {
-        let params = json!({
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "tests", "version": "0"},
-        });
-        self.call("initialize", params).await
+        initialize(&self.peer, version, json!({})).await
     }
 
     async fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
-        tokio::time::timeout(ANSWER_TIMEOUT, self.peer.call(method, params))
-            .await
-            .expect("an answer in time")
+        call(&self.peer, method, params).await
     }
 
     async fn tool(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
-        self.call("tools/call", json!({"name": name, "arguments": arguments}))
-            .await
+        tool(&self.peer, name, arguments).await
     }
 
     /// Ends the server's input and waits for it to exit.
@@ -79,6 +77,37 @@ impl Server {
             .expect("the server exits once its input ends")
             .expect("wait for the server")
     }
+}
+
+/// What the test client serves: `roots/list`.
+fn client_routes() -> Router {
+    Router::new().request("roots/list", |_: Value, _: Context| async move {
+        Ok::<_, ErrorObject>(json!({"roots": [{"uri": "file:///work", "name": "work"}]}))
+    })
+}
+
+async fn initialize(peer: &Peer, version: &str, capabilities: Value) -> Result<Value, CallError> {
+    let params = json!({
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "clientInfo": {"name": "tests", "version": "0"},
+    });
+    call(peer, "initialize", params).await
+}
+
+async fn call(peer: &Peer, method: &str, params: Value) -> Result<Value, CallError> {
+    tokio::time::timeout(ANSWER_TIMEOUT, peer.call(method, params))
+        .await
+        .expect("an answer in time")
+}
+
+async fn tool(peer: &Peer, name: &str, arguments: Value) -> Result<Value, CallError> {
+    call(
+        peer,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+    .await
 }
 
 /// The text of a `tools/call` result's only content item.
@@ -121,7 +150,7 @@ async fn handshake_gates_requests_until_initialize_and_ping_always_answers() {
         .iter()
         .map(|t| t["name"].as_str().expect("a tool name"))
         .collect();
-    assert_eq!(names, ["echo", "add", "sleep"]);
+    assert_eq!(names, ["echo", "add", "sleep", "roots"]);
     for tool in tools["tools"].as_array().into_iter().flatten() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
     }
@@ -408,4 +437,135 @@ async fn owed_answers_are_written_before_it_exits_at_the_end_of_input() {
     assert_eq!(reports, 10);
     assert!(exit.status.success(), "{exit}");
     assert!(exit.stderr.contains("closed the connection"), "{exit}");
+}
+
+#[tokio::test]
+async fn roots_asks_the_client_when_it_declared_the_capability() {
+    let server = Server::spawn();
+    initialize(&server.peer, VERSIONS[0], json!({"roots": {}}))
+        .await
+        .unwrap();
+    let roots = server.tool("roots", json!({})).await.unwrap();
+    assert_eq!(text(&roots), "file:///work (work)");
+    assert!(server.finish().await.status.success());
+
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let refused = server.tool("roots", json!({})).await.unwrap();
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text(&refused).contains("roots"), "{refused}");
+    assert!(server.finish().await.status.success());
+}
+
+#[tokio::test]
+async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm() {
+    use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+    let mut child = Command::new(example_path("mcp_server"))
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = tokio::time::timeout(ANSWER_TIMEOUT, stderr.next_line())
+            .await
+            .expect("mcp_server says where it listens")
+            .unwrap()
+            .expect("mcp_server is still running");
+        if let Some(url) = line.strip_prefix("mcp_server: listening on ") {
+            break url.to_owned();
+        }
+    };
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    let logs = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Ok(Some(line)) = stderr.next_line().await {
+            all.push(line);
+        }
+        all
+    });
+
+    let config = Config::mcp_client();
+    let peer = Peer::builder()
+        .config(config.clone())
+        .router(client_routes())
+        .spawn(Transport::mcp_http(&url, &config).unwrap());
+    let init = initialize(&peer, VERSIONS[0], json!({"roots": {}}))
+        .await
+        .unwrap();
+    assert_eq!(init["protocolVersion"], VERSIONS[0]);
+    peer.notify("notifications/initialized", json!({}))
+        .await
+        .unwrap();
+    let tools = call(&peer, "tools/list", json!({})).await.unwrap();
+    assert_eq!(tools["tools"].as_array().map(Vec::len), Some(4), "{tools}");
+    let add = tool(&peer, "add", json!({"a": 2, "b": 3})).await.unwrap();
+    assert_eq!(text(&add), "5");
+    let roots = tool(&peer, "roots", json!({})).await.unwrap();
+    assert_eq!(text(&roots), "file:///work (work)");
+
+    let params = json!({"name": "sleep", "arguments": {"ms": 50}});
+    let mut sleep = peer
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "tools/call",
+            params,
+            CallOptions::default(),
+        )
+        .unwrap();
+    let mut steps = Vec::new();
+    while let Some(report) = tokio::time::timeout(ANSWER_TIMEOUT, sleep.next_progress())
+        .await
+        .expect("progress or the answer in time")
+    {
+        steps.push(report.unwrap()["progress"].as_i64().unwrap());
+    }
+    assert_eq!(steps, (0..10).collect::<Vec<_>>());
+    assert_eq!(text(&sleep.result().await.unwrap()), "slept 50 ms");
+
+    let params = json!({"name": "sleep", "arguments": {"ms": 60_000}});
+    let mut long = peer
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "tools/call",
+            params,
+            CallOptions::default(),
+        )
+        .unwrap();
+    tokio::time::timeout(ANSWER_TIMEOUT, long.next_progress())
+        .await
+        .expect("a first report")
+        .expect("a report before the answer")
+        .unwrap();
+    long.cancel(Some("enough")).unwrap();
+    assert!(matches!(long.result().await, Err(CallError::Cancelled)));
+    let echo = tool(&peer, "echo", json!({"text": "after"})).await.unwrap();
+    assert_eq!(text(&echo), "after");
+    peer.close(Duration::from_secs(5)).await;
+
+    let pid = child.id().unwrap().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
+        .await
+        .expect("mcp_server exits after SIGTERM")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let logs = logs.await.unwrap().join("\n");
+    assert!(
+        logs.contains("stopped after"),
+        "the cancelled sleep stopped:\n{logs}"
+    );
+    assert!(
+        logs.contains("the client deleted it"),
+        "close sent DELETE:\n{logs}"
+    );
+    assert!(logs.contains("SIGTERM, shutting down"), "{logs}");
 }

@@ -34,13 +34,13 @@ use crate::transport::{Acceptor, PeerAddr};
 /// [`HttpListener::rpc_path`] says otherwise.
 const DEFAULT_RPC_PATH: &str = "/";
 
-/// How long an idle HTTP/1 connection stays open once a drain begins, for
-/// a request already on its way.
-const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
-
 /// The health endpoint's path unless [`HttpListener::health_path`] says
 /// otherwise.
 const DEFAULT_HEALTH_PATH: &str = "/health";
+
+/// How long an idle HTTP/1 connection stays open once a drain begins, for
+/// a request already on its way.
+const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Serves a [`Router`] over HTTP: one JSON-RPC message or batch per `POST`.
 ///
@@ -372,45 +372,86 @@ where
                 "the metrics path must differ from the RPC and health paths"
             );
         }
-        let shared = ServerShared::new();
-        let setup = Arc::new(HttpSetup {
+        let rpc = Arc::new(RpcSetup {
             parse: self.config.parse_options(),
             max_body: self.config.max_frame_len,
-            config: self.config,
             rpc_path: self.rpc_path,
-            health_path: self.health_path,
             routes: Arc::new(routes),
-            requests: TaskTracker::new(),
+            config: self.config,
             #[cfg(feature = "tower")]
             metrics: self.metrics,
         });
-        let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
-        // The timer turns on HTTP/1's header read timeout (30 seconds): a
-        // client that opens a connection and sends nothing cannot hold it.
-        builder.http1().timer(TokioTimer::new());
-        builder.http2().timer(TokioTimer::new());
-        let serve = {
-            let shared = shared.clone();
-            move |_: &A, io: A::Connection, addr: PeerAddr, admission: Admission| {
-                let connection = Arc::new(HttpConnection {
-                    router: setup.routes.make(&addr),
-                    addr,
-                    setup: setup.clone(),
-                    server: shared.clone(),
-                    http2: AtomicBool::new(false),
-                    cut_off: CancellationToken::new(),
-                });
-                shared
-                    .tracker
-                    .spawn(connection.run(io, builder.clone(), admission));
-            }
+        let make = move |addr: &PeerAddr| RpcService {
+            router: rpc.routes.make(addr),
+            addr: addr.clone(),
+            setup: rpc.clone(),
         };
-        Server::start(self.acceptor, self.limit, shared, serve)
+        serve_http(
+            self.acceptor,
+            self.limit,
+            self.health_path,
+            ServerShared::new(),
+            make,
+        )
     }
 }
 
+/// What answers the requests of an HTTP server's connections on every path
+/// but the health endpoint's: JSON-RPC ([`HttpListener`]), or MCP sessions.
+pub(super) trait HttpService: Send + Sync + 'static {
+    /// The bodies of its responses.
+    type Body: hyper::body::Body<Data = Bytes, Error = Infallible> + From<Body> + Send + 'static;
+
+    /// Answers one request.
+    fn call(&self, request: Request<Incoming>)
+        -> impl Future<Output = Response<Self::Body>> + Send;
+}
+
+/// Starts an HTTP server on `acceptor`: at most `limit` connections, the
+/// health endpoint at `health_path`, every other request answered by the
+/// service `make` builds for each connection, drained as [`HttpListener`]
+/// documents.
+pub(super) fn serve_http<A, S>(
+    acceptor: A,
+    limit: Option<usize>,
+    health_path: String,
+    shared: Arc<ServerShared>,
+    make: impl Fn(&PeerAddr) -> S + Send + 'static,
+) -> Server
+where
+    A: Acceptor,
+    A::Connection: AsyncRead + AsyncWrite + Unpin,
+    S: HttpService,
+{
+    let setup = Arc::new(HttpSetup {
+        health_path,
+        requests: TaskTracker::new(),
+    });
+    let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
+    // The timer turns on HTTP/1's header read timeout (30 seconds): a
+    // client that opens a connection and sends nothing cannot hold it.
+    builder.http1().timer(TokioTimer::new());
+    builder.http2().timer(TokioTimer::new());
+    let serve = {
+        let shared = shared.clone();
+        move |_: &A, io: A::Connection, addr: PeerAddr, admission: Admission| {
+            let connection = Arc::new(HttpConnection {
+                service: make(&addr),
+                setup: setup.clone(),
+                server: shared.clone(),
+                http2: AtomicBool::new(false),
+                cut_off: CancellationToken::new(),
+            });
+            shared
+                .tracker
+                .spawn(connection.run(io, builder.clone(), admission));
+        }
+    };
+    Server::start(acceptor, limit, shared, serve)
+}
+
 #[track_caller]
-fn checked_path(what: &str, path: String) -> String {
+pub(crate) fn checked_path(what: &str, path: String) -> String {
     assert!(
         path.starts_with('/'),
         "{what} must start with `/`, got `{path}`"
@@ -420,15 +461,20 @@ fn checked_path(what: &str, path: String) -> String {
 
 /// What every connection of one HTTP server shares.
 struct HttpSetup {
-    config: Config,
-    parse: ParseOptions,
-    max_body: usize,
-    rpc_path: String,
     health_path: String,
-    routes: Arc<dyn MakeRouterDyn>,
     /// Requests in flight across every connection; closed when the drain
     /// begins, so waiting on it waits for the last of them.
     requests: TaskTracker,
+}
+
+/// What every connection of one [`HttpListener`] shares.
+struct RpcSetup {
+    parse: ParseOptions,
+    max_body: usize,
+    rpc_path: String,
+    routes: Arc<dyn MakeRouterDyn>,
+    /// For its `on_connect` hook and its gate.
+    config: Config,
     /// Where the metrics are served, and the figures.
     #[cfg(feature = "tower")]
     metrics: Option<(String, Metrics)>,
@@ -449,10 +495,9 @@ where
     }
 }
 
-/// One accepted connection: its routes and its part in the drain.
-struct HttpConnection {
-    router: Router,
-    addr: PeerAddr,
+/// One accepted connection: its service and its part in the drain.
+struct HttpConnection<S> {
+    service: S,
     setup: Arc<HttpSetup>,
     server: Arc<ServerShared>,
     /// Set once a request arrived over HTTP/2.
@@ -461,9 +506,10 @@ struct HttpConnection {
     cut_off: CancellationToken,
 }
 
-type Body = Full<Bytes>;
+/// A whole body: what the health endpoint and JSON-RPC answer with.
+pub(crate) type Body = Full<Bytes>;
 
-impl HttpConnection {
+impl<S: HttpService> HttpConnection<S> {
     /// Serves the connection until the client leaves or the server's drain
     /// closes it (see [`HttpListener`]'s docs).
     async fn run<I>(
@@ -524,7 +570,7 @@ impl HttpConnection {
     /// Answers one request; the server's drain adds `Connection: close`
     /// (HTTP/1) and its end cuts a running handler off: with `503` on
     /// HTTP/2, by closing the connection on HTTP/1.
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn handle(&self, request: Request<Incoming>) -> Response<S::Body> {
         let _in_flight = self.setup.requests.token();
         let version = request.version();
         if version == Version::HTTP_2 {
@@ -538,7 +584,7 @@ impl HttpConnection {
                 () = self.cut_off.cancelled() => text(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "the server stopped before the request was answered\n",
-                ),
+                ).map(S::Body::from),
                 response = self.route(request) => response,
             }
         } else {
@@ -557,19 +603,49 @@ impl HttpConnection {
         response
     }
 
-    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn route(&self, request: Request<Incoming>) -> Response<S::Body> {
+        if request.uri().path() == self.setup.health_path {
+            self.health(request.method()).map(S::Body::from)
+        } else {
+            self.service.call(request).await
+        }
+    }
+
+    fn health(&self, method: &Method) -> Response<Body> {
+        if method != Method::GET && method != Method::HEAD {
+            return not_allowed("GET, HEAD");
+        }
+        if self.server.stop.is_cancelled() {
+            text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+        } else {
+            text(StatusCode::OK, "ok\n")
+        }
+    }
+}
+
+/// Answers JSON-RPC on one connection of an [`HttpListener`].
+struct RpcService {
+    router: Router,
+    addr: PeerAddr,
+    setup: Arc<RpcSetup>,
+}
+
+impl HttpService for RpcService {
+    type Body = Body;
+
+    async fn call(&self, request: Request<Incoming>) -> Response<Body> {
         let path = request.uri().path();
         if path == self.setup.rpc_path {
             self.rpc(request).await
-        } else if path == self.setup.health_path {
-            self.health(request.method())
         } else if let Some(response) = self.metrics(path, request.method()) {
             response
         } else {
             text(StatusCode::NOT_FOUND, "not found\n")
         }
     }
+}
 
+impl RpcService {
     /// The metrics page, if `path` is where it is served.
     #[cfg(feature = "tower")]
     fn metrics(&self, path: &str, method: &Method) -> Option<Response<Body>> {
@@ -593,17 +669,6 @@ impl HttpConnection {
         None
     }
 
-    fn health(&self, method: &Method) -> Response<Body> {
-        if method != Method::GET && method != Method::HEAD {
-            return not_allowed("GET, HEAD");
-        }
-        if self.server.stop.is_cancelled() {
-            text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
-        } else {
-            text(StatusCode::OK, "ok\n")
-        }
-    }
-
     async fn rpc(&self, request: Request<Incoming>) -> Response<Body> {
         if request.method() != Method::POST {
             return not_allowed("POST");
@@ -614,10 +679,6 @@ impl HttpConnection {
                 "send JSON-RPC messages as `Content-Type: application/json`\n",
             );
         }
-        let limit = self.setup.max_body;
-        if request.body().size_hint().lower() > limit as u64 {
-            return too_large(limit);
-        }
         let (parts, body) = request.into_parts();
         let mut caller = ConnectionInfo::new()
             .with_addr(self.addr.clone())
@@ -625,13 +686,9 @@ impl HttpConnection {
         if let Err(refusal) = self.setup.config.vet(&mut caller) {
             return refused(&refusal);
         }
-        let body = match Limited::new(body, limit).collect().await {
-            Ok(body) => body.to_bytes(),
-            Err(e) if e.is::<LengthLimitError>() => return too_large(limit),
-            Err(e) => {
-                tracing::debug!(error = %e, "reading a request body failed");
-                return text(StatusCode::BAD_REQUEST, "the body could not be read\n");
-            }
+        let body = match read_body(body, self.setup.max_body).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
         };
         let caller = Arc::new(caller);
         let gate = self.setup.config.gate.as_ref().map(|make| make());
@@ -657,9 +714,29 @@ impl HttpConnection {
     }
 }
 
+/// Reads a request's whole body, up to `limit` bytes: `413` over it (by
+/// its `Content-Length`, or while a chunked body is read), `400` when it
+/// cannot be read.
+pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large(limit));
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(body) => Ok(body.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(too_large(limit)),
+        Err(e) => {
+            tracing::debug!(error = %e, "reading a request body failed");
+            Err(text(
+                StatusCode::BAD_REQUEST,
+                "the body could not be read\n",
+            ))
+        }
+    }
+}
+
 /// Whether a `Content-Type` is JSON in UTF-8: `application/json`, with any
 /// parameters, but a `charset` only if it is UTF-8.
-fn is_json(content_type: Option<&HeaderValue>) -> bool {
+pub(crate) fn is_json(content_type: Option<&HeaderValue>) -> bool {
     let Some(value) = content_type else {
         return false;
     };
@@ -684,7 +761,7 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
     })
 }
 
-fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -695,7 +772,7 @@ fn text(status: StatusCode, body: &'static str) -> Response<Body> {
 }
 
 /// The answer to a request the config's `on_connect` hook refused.
-fn refused(refusal: &Refusal) -> Response<Body> {
+pub(crate) fn refused(refusal: &Refusal) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(format!("{}\n", refusal.reason()))));
     *response.status_mut() = refusal.status();
     let headers = response.headers_mut();
@@ -707,7 +784,7 @@ fn refused(refusal: &Refusal) -> Response<Body> {
     response
 }
 
-fn not_allowed(allow: &'static str) -> Response<Body> {
+pub(crate) fn not_allowed(allow: &'static str) -> Response<Body> {
     let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
     response
         .headers_mut()
@@ -717,7 +794,7 @@ fn not_allowed(allow: &'static str) -> Response<Body> {
 
 /// `413`; the rest of the body is not read, so an HTTP/1 connection is
 /// closed after it (see [`HttpConnection::handle`]).
-fn too_large(limit: usize) -> Response<Body> {
+pub(crate) fn too_large(limit: usize) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(format!(
         "the body is over the {limit}-byte limit\n"
     ))));

@@ -4,8 +4,10 @@
 //! The TCP, Unix-socket, WebSocket and (feature `tls`) TLS servers are the
 //! same [`Listener`] with a different [`Acceptor`]. With the `http` feature,
 //! `HttpListener` serves a router over HTTP instead (one message or batch
-//! per `POST`, no peer per connection); it returns the same [`Server`], so
-//! [`shutdown_all`] stops it together with the others. Accepting is split in two steps so that a
+//! per `POST`, no peer per connection), and with `mcp-http`,
+//! `McpHttpListener` serves MCP over Streamable HTTP (a peer per session);
+//! both return the same [`Server`], so [`shutdown_all`] stops them together
+//! with the others. Accepting is split in two steps so that a
 //! slow client never holds up the others: [`Acceptor::accept`] only takes
 //! the next connection off the socket, and [`Acceptor::open`] (a WebSocket
 //! handshake or a TLS handshake, say) runs on the connection's own task.
@@ -29,10 +31,18 @@ use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
 
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod mcp_http;
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use self::http::HttpListener;
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use self::mcp_http::{
+    McpHttpListener, SessionClose, DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_SESSIONS,
+    DEFAULT_PROTOCOL_VERSIONS, DEFAULT_REPLAY_BUFFER,
+};
 
 /// The routes for each connection a [`Listener`] accepts.
 ///
@@ -228,8 +238,9 @@ impl<A: Acceptor> Listener<A> {
     }
 }
 
-/// A running [`Listener`] (or, with the `http` feature, `HttpListener`):
-/// counts its connections and shuts them down.
+/// A running [`Listener`] (or, with the `http` feature, `HttpListener`, and
+/// with `mcp-http`, `McpHttpListener`): counts its connections and shuts
+/// them down.
 ///
 /// Dropping it stops accepting and closes every connection at once; an
 /// acceptor with a socket file removes it.

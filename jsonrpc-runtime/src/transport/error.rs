@@ -29,6 +29,20 @@ pub enum TransportError {
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     #[error(transparent)]
     Tls(TlsError),
+    /// The server ended the MCP session the transport belonged to: it
+    /// answered `404 Not Found` for its `Mcp-Session-Id` (the session was
+    /// deleted, expired, or the server restarted). A new session starts
+    /// with a new transport and `initialize`.
+    #[error(
+        "the MCP session {session_id} is over: {url} answered 404 for it; \
+         start a new session with `initialize`"
+    )]
+    SessionEnded {
+        /// The endpoint's URL.
+        url: String,
+        /// The session's id.
+        session_id: String,
+    },
 }
 
 /// Why a TLS handshake failed (see [`TransportError::Tls`]).

@@ -32,13 +32,13 @@ use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
 /// How many `POST`s one HTTP transport has in flight at most; the peer's
 /// further messages wait in its outbound queue. Over HTTP/1.1 each one in
 /// flight holds a connection of its own.
-const MAX_POSTS_IN_FLIGHT: usize = 64;
+pub(crate) const MAX_POSTS_IN_FLIGHT: usize = 64;
 
 /// How much of a failed answer's body is kept in its [`HttpFailure`].
 const BODY_EXCERPT_LEN: usize = 1024;
 
 /// How long an idle keep-alive connection is kept for the next `POST`.
-const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Transport {
     /// A client transport that posts each message to `url` (`http://` only;
@@ -167,7 +167,7 @@ impl Transport {
 }
 
 /// The client's pool settings, shared by both schemes.
-fn client_builder() -> hyper_util::client::legacy::Builder {
+pub(crate) fn client_builder() -> hyper_util::client::legacy::Builder {
     let mut builder = Client::builder(TokioExecutor::new());
     builder
         .pool_timer(TokioTimer::new())
@@ -196,7 +196,7 @@ fn post_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
 }
 
 /// The URL as a URI, if its scheme is `scheme` (`http` or `https`).
-fn parse_url(url: &str, scheme: &str) -> io::Result<Uri> {
+pub(crate) fn parse_url(url: &str, scheme: &str) -> io::Result<Uri> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     let uri: Uri = url
         .parse()
@@ -274,7 +274,7 @@ impl HttpFailure {
         serde_json::from_str(error.data.as_deref()?.get()).ok()
     }
 
-    fn into_error(self, message: String) -> ErrorObject {
+    pub(crate) fn into_error(self, message: String) -> ErrorObject {
         let error = ErrorObject::new(ErrorCode::TRANSPORT_FAILED, message);
         match error.clone().with_data(&self) {
             Ok(with_data) => with_data,
@@ -355,14 +355,14 @@ impl Drop for PostSink {
 }
 
 /// The client of one transport, for its URL's scheme.
-enum PostClient {
+pub(crate) enum PostClient {
     Http(Client<HttpConnector, Full<Bytes>>),
     #[cfg(feature = "tls")]
     Https(Client<super::tls::https::HttpsConnector, Full<Bytes>>),
 }
 
 impl PostClient {
-    fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
+    pub(crate) fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
         match self {
             PostClient::Http(client) => client.request(request),
             #[cfg(feature = "tls")]
@@ -531,7 +531,7 @@ fn request_ids(message: &[u8]) -> Vec<Id> {
 }
 
 /// The ids an answer body responds to.
-fn response_ids(body: &[u8]) -> Vec<Id> {
+pub(crate) fn response_ids(body: &[u8]) -> Vec<Id> {
     let Ok(text) = std::str::from_utf8(body) else {
         return Vec::new();
     };
@@ -547,7 +547,7 @@ fn response_ids(body: &[u8]) -> Vec<Id> {
 }
 
 /// Whether a body is a JSON object or array, as every answer must be.
-fn is_json_rpc(body: &[u8]) -> bool {
+pub(crate) fn is_json_rpc(body: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(body) else {
         return false;
     };
@@ -560,12 +560,12 @@ fn is_json_rpc(body: &[u8]) -> bool {
 }
 
 /// The start of a body, for an error message.
-fn excerpt(body: &[u8]) -> String {
+pub(crate) fn excerpt(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..body.len().min(BODY_EXCERPT_LEN)]).into_owned()
 }
 
 /// Reads the start of a failed answer's body; the rest is dropped.
-async fn read_excerpt(mut body: Incoming) -> String {
+pub(crate) async fn read_excerpt(mut body: Incoming) -> String {
     let mut kept = BytesMut::new();
     while kept.len() < BODY_EXCERPT_LEN {
         match body.frame().await {
@@ -583,7 +583,7 @@ async fn read_excerpt(mut body: Incoming) -> String {
 
 /// An error and its sources, `: `-separated (hyper's own messages are terse:
 /// "client error (Connect)").
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {

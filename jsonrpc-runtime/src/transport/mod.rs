@@ -16,13 +16,15 @@
 //! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]),
 //! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
 //! `WebSocketAcceptor`), with the `http` feature, an HTTP client
-//! (`Transport::http`: one `POST` per message), and with the `tls` feature,
-//! TLS over TCP (`Transport::connect_tls`, `TlsAcceptor`), HTTPS
-//! (`Transport::http_tls`) and `wss://` (`Transport::connect_websocket_tls`,
-//! `WebSocketAcceptor::tls`); see the `tls` module. The server side of the
-//! sockets is one [`Listener`](crate::server::Listener), generic over an
-//! [`Acceptor`], that runs one peer per connection; HTTP's is
-//! `server::HttpListener`.
+//! (`Transport::http`: one `POST` per message), with `mcp-http`, an MCP
+//! Streamable HTTP client (`Transport::mcp_http`: a session, SSE streams),
+//! and with the `tls` feature, TLS over TCP (`Transport::connect_tls`,
+//! `TlsAcceptor`), HTTPS (`Transport::http_tls`) and `wss://`
+//! (`Transport::connect_websocket_tls`, `WebSocketAcceptor::tls`); see the
+//! `tls` module. The server side of the sockets is one
+//! [`Listener`](crate::server::Listener), generic over an [`Acceptor`], that
+//! runs one peer per connection; HTTP's is `server::HttpListener`, MCP
+//! Streamable HTTP's `server::McpHttpListener`.
 
 use std::fmt;
 use std::pin::Pin;
@@ -45,9 +47,13 @@ mod child;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod mcp_http;
 mod memory;
 mod raw;
 mod record;
+#[cfg(feature = "mcp-http")]
+pub(crate) mod sse;
 mod stdio;
 mod tcp;
 #[cfg(feature = "tls")]

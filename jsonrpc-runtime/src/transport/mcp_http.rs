@@ -1,0 +1,935 @@
+//! MCP over Streamable HTTP, the client side (feature `mcp-http`): each
+//! outbound message is a `POST`, answers come back as JSON or SSE, the
+//! server's own messages on a `GET` stream. What it does is documented on
+//! [`Transport::mcp_http`].
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_sink::Sink;
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde::Deserialize;
+use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::{CancellationToken, PollSemaphore};
+
+use super::http::{
+    chain, client_builder, excerpt, is_json_rpc, parse_url, read_excerpt, response_ids,
+    HttpFailure, PostClient, MAX_POSTS_IN_FLIGHT,
+};
+use super::sse::SseDecoder;
+use super::{Transport, TransportError};
+use crate::codec::Frame;
+use crate::config::Config;
+use crate::id::Id;
+use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
+use crate::policy::CancellationPolicy;
+
+const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// How many times a broken SSE stream is reopened in a row before the
+/// transport gives up on it.
+const MAX_RECONNECTS: u32 = 3;
+
+/// The first wait before reopening a stream (doubled each time, unless the
+/// server asked for its own with `retry:`).
+const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(100);
+
+/// The longest wait before reopening a stream.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(5);
+
+/// How many of the server's own messages (from the `GET` stream) wait for
+/// the peer to read them before the stream is read no further.
+const SERVER_QUEUE: usize = 64;
+
+/// How long the `DELETE` that ends the session may take when the transport
+/// closes.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Transport {
+    /// A client transport for an MCP server over Streamable HTTP at `url`
+    /// (`http://` only; the endpoint, such as `http://127.0.0.1:8080/mcp`).
+    ///
+    /// Nothing is connected yet. Each message the peer sends is one `POST`
+    /// with `Accept: application/json, text/event-stream`; up to 64 travel
+    /// at once. The answer to `initialize` gives the session id
+    /// (`Mcp-Session-Id`) and the protocol version (its result's
+    /// `protocolVersion`), and every later request carries both as headers;
+    /// messages sent while the `initialize` `POST` waits for the server's
+    /// reply wait with it, so they carry the session id. Once the
+    /// server has taken `notifications/initialized`, a `GET` opens the
+    /// session's stream of the server's own requests and notifications
+    /// (`405` from the server means it offers none: fine). The peer answers
+    /// those requests (`roots/list`, `sampling/createMessage`) with its
+    /// routes, and each answer is posted back. Closing the transport sends
+    /// `DELETE` to end the session. `config` gives the largest answer or
+    /// event accepted ([`Config::max_frame_len`]), the dialect of the errors
+    /// made up for calls that fail, and the cancellation policy (a request
+    /// cancelled with it is owed no answer).
+    ///
+    /// | answer to a `POST` | what the peer sees |
+    /// |---|---|
+    /// | `200` with `application/json` | the body: a response, or an array of them |
+    /// | `200` with `text/event-stream` | every message of the stream as it comes (progress, the server's requests, the answers); a stream that breaks before every answer arrived is resumed with `GET` and `Last-Event-ID` (three tries, waiting as the server's `retry:` says, else 100 ms doubling) |
+    /// | `202` or `204` | nothing: what was posted owed no answer |
+    /// | `404` for the session | the transport ends with [`TransportError::SessionEnded`]: every waiting call fails with [`CallError::Closed`](crate::CallError::Closed) |
+    /// | any other status, a connection that failed, an answer over the limit, a stream that cannot be resumed | for each request the `POST` carried (and that was not cancelled), an error response made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`] as its data, as [`Transport::http`] does |
+    ///
+    /// The `GET` stream is reopened the same way when it breaks (with
+    /// `Last-Event-ID`), and given up with a warning after three failures
+    /// in a row; `POST`s go on regardless. The server's messages on it wait
+    /// for the peer in a queue of 64: a server that floods the stream is
+    /// read no faster than the peer reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Config, Peer, Transport};
+    /// use serde_json::{json, Value};
+    /// # use jsonrpc_runtime::{server::McpHttpListener, transport::TcpAcceptor, ErrorObject, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+    /// # let url = format!("http://{}/mcp", acceptor.local_addr()?);
+    /// # let server = McpHttpListener::new(acceptor).spawn(Router::new()
+    /// #     .request("initialize", |_: Value, _| async move {
+    /// #         Ok::<_, ErrorObject>(json!({"protocolVersion": "2025-06-18", "capabilities": {}}))
+    /// #     })
+    /// #     .request("tools/list", |_: Value, _| async move { Ok::<_, ErrorObject>(json!({"tools": []})) }));
+    /// // url: "http://127.0.0.1:8080/mcp", say
+    /// let config = Config::mcp_client();
+    /// let transport = Transport::mcp_http(&url, &config)?;
+    /// let client = Peer::builder().config(config.clone()).spawn(transport);
+    /// let init: Value = client
+    ///     .call("initialize", json!({
+    ///         "protocolVersion": "2025-06-18",
+    ///         "capabilities": {},
+    ///         "clientInfo": {"name": "example", "version": "1.0"},
+    ///     }))
+    ///     .await?;
+    /// client.notify("notifications/initialized", json!({})).await?;
+    /// let tools: Value = client.call("tools/list", json!({})).await?;
+    /// assert_eq!(init["protocolVersion"], "2025-06-18");
+    /// assert_eq!(tools, json!({"tools": []}));
+    /// client.close(std::time::Duration::from_secs(1)).await; // sends DELETE
+    ///
+    /// assert!(Transport::mcp_http("https://example.com/mcp", &config).is_err());
+    /// # server.shutdown(std::time::Duration::from_secs(1)).await;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `http://` URL
+    /// with a host.
+    ///
+    /// # Panics
+    ///
+    /// Sending through the transport panics outside a tokio runtime (each
+    /// `POST` runs on a task of its own).
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn mcp_http(url: &str, config: &Config) -> io::Result<Transport> {
+        let uri = parse_url(url, "http")?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = PostClient::Http(client_builder().build(connector));
+        Ok(mcp_transport(client, uri, config))
+    }
+
+    /// [`mcp_http`](Self::mcp_http) over TLS: an MCP Streamable HTTP client
+    /// for an `https://` endpoint, checking the server's certificate against
+    /// the roots `tls` trusts.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use jsonrpc_runtime::tls::ClientTls;
+    /// use jsonrpc_runtime::{Config, Peer, Transport};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tls = ClientTls::from_roots_pem_file("ca.pem")?;
+    /// let config = Config::mcp_client().bearer_auth("secret")?;
+    /// let peer = Peer::builder()
+    ///     .config(config.clone())
+    ///     .spawn(Transport::mcp_http_tls("https://localhost:8443/mcp", &tls, &config)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `https://` URL
+    /// with a host.
+    ///
+    /// # Panics
+    ///
+    /// Sending through the transport panics outside a tokio runtime.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(all(feature = "mcp-http", feature = "tls"))))]
+    pub fn mcp_http_tls(
+        url: &str,
+        tls: &crate::tls::ClientTls,
+        config: &Config,
+    ) -> io::Result<Transport> {
+        let uri = parse_url(url, "https")?;
+        let connector = super::tls::https::HttpsConnector::new(tls);
+        let client = PostClient::Https(client_builder().build(connector));
+        Ok(mcp_transport(client, uri, config))
+    }
+}
+
+/// The transport over `client`: a sink that posts, a stream of what the
+/// server sends.
+fn mcp_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
+    let (answers_tx, answers) = mpsc::unbounded_channel();
+    let (server_tx, server) = mpsc::channel(SERVER_QUEUE);
+    let (initializing, _) = watch::channel(false);
+    let shared = Arc::new(McpClient {
+        client,
+        uri,
+        headers: config.request_headers.clone(),
+        max_len: config.max_frame_len,
+        dialect: config.parse_options().dialect,
+        cancellation: config.cancellation.clone(),
+        session: Mutex::new(SessionHeaders::default()),
+        initializing,
+        in_flight: Mutex::new(HashMap::new()),
+        answers: answers_tx,
+        server: server_tx,
+        get_started: AtomicBool::new(false),
+        ended: AtomicBool::new(false),
+        dropped: CancellationToken::new(),
+    });
+    let sink = McpSink {
+        client: shared,
+        permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
+        permit: None,
+        closing: None,
+    };
+    Transport::new(McpInbound { answers, server }, sink)
+}
+
+/// What every request of one transport shares.
+struct McpClient {
+    client: PostClient,
+    uri: Uri,
+    /// The config's request headers, sent with every request.
+    headers: HeaderMap,
+    max_len: usize,
+    dialect: Dialect,
+    cancellation: Option<CancellationPolicy>,
+    session: Mutex<SessionHeaders>,
+    /// True while an `initialize` is on its way: later `POST`s wait, so
+    /// they carry the session id its answer brings.
+    initializing: watch::Sender<bool>,
+    /// This side's requests whose `POST` is under way, and whether each
+    /// was cancelled since (then it is owed no answer).
+    in_flight: Mutex<HashMap<Id, bool>>,
+    answers: mpsc::UnboundedSender<Result<Frame, TransportError>>,
+    server: mpsc::Sender<Bytes>,
+    get_started: AtomicBool,
+    /// Set once the server said the session is over.
+    ended: AtomicBool,
+    /// Fired when the transport is dropped: every task stops.
+    dropped: CancellationToken,
+}
+
+/// The headers every request after `initialize` carries.
+#[derive(Default)]
+struct SessionHeaders {
+    id: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+}
+
+/// What this side is sending, as far as the transport cares.
+#[derive(Default)]
+struct Outgoing {
+    requests: Vec<Id>,
+    initialize: Option<Id>,
+    initialized: bool,
+    cancels: Vec<Id>,
+}
+
+impl Outgoing {
+    fn read(message: &[u8], cancellation: Option<&CancellationPolicy>) -> Outgoing {
+        let mut out = Outgoing::default();
+        let Ok(text) = std::str::from_utf8(message) else {
+            return out;
+        };
+        let mut visit = |m: Classified<'_>| match m {
+            Classified::Request { id, method, .. } => {
+                if method == "initialize" {
+                    out.initialize = Some(id.clone());
+                }
+                out.requests.push(id);
+            }
+            Classified::Notification { method, params, .. } => {
+                out.initialized |= method == "notifications/initialized";
+                if let Some(id) = cancellation
+                    .filter(|p| p.method == method)
+                    .and_then(|p| p.target(params))
+                {
+                    out.cancels.push(id);
+                }
+            }
+            _ => {}
+        };
+        match message::classify_frame(text, &ParseOptions::default()) {
+            ClassifiedFrame::Single(m) => visit(m),
+            ClassifiedFrame::Batch(messages) => messages.into_iter().for_each(visit),
+        }
+        out
+    }
+}
+
+/// Why a `POST` (or the resumption of its stream) left requests unanswered.
+struct Failed {
+    failure: HttpFailure,
+    message: String,
+}
+
+impl Failed {
+    fn new(status: Option<u16>, body: String, message: String) -> Self {
+        Failed {
+            failure: HttpFailure { status, body },
+            message,
+        }
+    }
+}
+
+/// How opening a `GET` stream went.
+enum Opened {
+    Stream(Incoming),
+    /// `405`: the server offers no stream.
+    NotOffered,
+    /// `204`: the stream is over, nothing is left to replay.
+    Over,
+    /// `404`: the session is gone (the transport is ending).
+    SessionGone,
+}
+
+/// Where a stream's messages go.
+#[derive(Clone, Copy)]
+enum Target {
+    /// Answers to this side's `POST`s: never waited on.
+    Answers,
+    /// The server's own stream: bounded.
+    Server,
+}
+
+impl McpClient {
+    fn session(&self) -> MutexGuard<'_, SessionHeaders> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn in_flight(&self) -> MutexGuard<'_, HashMap<Id, bool>> {
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A request to the endpoint with the session's headers.
+    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = self.uri.clone();
+        let session = self.session();
+        let headers = request.headers_mut();
+        headers.clone_from(&self.headers);
+        if let Some(id) = &session.id {
+            headers.insert(MCP_SESSION_ID, id.clone());
+        }
+        if let Some(version) = &session.version {
+            headers.insert(MCP_PROTOCOL_VERSION, version.clone());
+        }
+        request
+    }
+
+    /// The server said the session is over: the peer sees the transport
+    /// fail with [`TransportError::SessionEnded`].
+    fn session_ended(&self) {
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let session_id = self
+            .session()
+            .id
+            .as_ref()
+            .map(|id| String::from_utf8_lossy(id.as_bytes()).into_owned())
+            .unwrap_or_default();
+        tracing::debug!(session = %session_id, "the MCP server ended the session");
+        let _ = self.answers.send(Err(TransportError::SessionEnded {
+            url: self.uri.to_string(),
+            session_id,
+        }));
+    }
+
+    /// Hands one message of a stream or body to the peer; returns the ids
+    /// it answers.
+    async fn deliver(&self, message: Bytes, target: Target, initialize: Option<&Id>) -> Vec<Id> {
+        let answered = response_ids(&message);
+        if let Some(id) = initialize.filter(|id| answered.contains(id)) {
+            self.negotiated(&message, id);
+        }
+        match target {
+            Target::Answers => {
+                let _ = self.answers.send(Ok(Frame::Message(message)));
+            }
+            Target::Server => {
+                let _ = self.server.send(message).await;
+            }
+        }
+        answered
+    }
+
+    /// Takes the protocol version from the answer to `initialize`.
+    fn negotiated(&self, message: &[u8], id: &Id) {
+        #[derive(Deserialize)]
+        struct Answer {
+            id: Id,
+            result: InitializeResult,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct InitializeResult {
+            protocol_version: String,
+        }
+        let version = serde_json::from_slice::<Answer>(message)
+            .ok()
+            .filter(|a| a.id == *id)
+            .and_then(|a| HeaderValue::from_str(&a.result.protocol_version).ok());
+        if let Some(version) = version {
+            self.session().version = Some(version);
+        }
+    }
+
+    /// Posts `message` and delivers what comes back; every request it
+    /// carried is answered, by the server or by a made-up error.
+    async fn post(self: &Arc<Self>, message: Bytes, outgoing: Outgoing) {
+        if outgoing.initialize.is_none() {
+            let mut initializing = self.initializing.subscribe();
+            let _ = initializing.wait_for(|busy| !busy).await;
+        }
+        let (answered, failed) = self.exchange(message, &outgoing).await;
+        let unanswered: Vec<Id> = {
+            let mut in_flight = self.in_flight();
+            outgoing
+                .requests
+                .iter()
+                .filter(|id| in_flight.remove(id) == Some(false) && !answered.contains(id))
+                .cloned()
+                .collect()
+        };
+        if self.ended.load(Ordering::Acquire) {
+            return;
+        }
+        let failed = match failed {
+            Some(failed) => failed,
+            None if unanswered.is_empty() => return,
+            None => Failed::new(
+                None,
+                String::new(),
+                format!("{} sent no answer to this request", self.uri),
+            ),
+        };
+        if outgoing.requests.is_empty() {
+            tracing::warn!(error = %failed.message, "a message sent over MCP HTTP was lost");
+        }
+        let error = failed.failure.into_error(failed.message);
+        for id in &unanswered {
+            let body = message::error_response(self.dialect, id, &error);
+            let _ = self.answers.send(Ok(Frame::Message(body)));
+        }
+    }
+
+    /// One `POST` and its answer, resumed if its stream breaks; returns the
+    /// ids answered.
+    async fn exchange(
+        self: &Arc<Self>,
+        message: Bytes,
+        outgoing: &Outgoing,
+    ) -> (Vec<Id>, Option<Failed>) {
+        match self.try_exchange(message, outgoing).await {
+            Ok(answered) => answered,
+            Err(failed) => (Vec::new(), Some(failed)),
+        }
+    }
+
+    async fn try_exchange(
+        self: &Arc<Self>,
+        message: Bytes,
+        outgoing: &Outgoing,
+    ) -> Result<(Vec<Id>, Option<Failed>), Failed> {
+        // Whatever happens, later requests stop waiting once this is done.
+        let _initialized = outgoing
+            .initialize
+            .as_ref()
+            .map(|_| InitializeDone(&self.initializing));
+        let sent_session = self.session().id.is_some();
+        let mut request = self.request(Method::POST, message);
+        let headers = request.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        let response = self.send(request).await?;
+        if outgoing.initialize.is_some() {
+            if let Some(id) = response.headers().get(MCP_SESSION_ID) {
+                self.session().id = Some(id.clone());
+            }
+        }
+        drop(_initialized);
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND && sent_session {
+            self.session_ended();
+            return Ok((Vec::new(), None));
+        }
+        if !status.is_success() {
+            return Err(self.failed_status(response).await);
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            if outgoing.initialized {
+                self.start_server_stream();
+            }
+            return Ok((Vec::new(), None));
+        }
+        let initialize = outgoing.initialize.as_ref();
+        match media_type(response.headers()).as_deref() {
+            Some("text/event-stream") => {
+                let pending = outgoing.requests.clone();
+                Ok(self
+                    .read_post_stream(response.into_body(), pending, initialize)
+                    .await)
+            }
+            _ => {
+                let body = self.read_json(response).await?;
+                if body.iter().all(u8::is_ascii_whitespace) {
+                    return Ok((Vec::new(), None));
+                }
+                if !is_json_rpc(&body) {
+                    let message = format!("the answer from {} is not JSON-RPC", self.uri);
+                    return Err(Failed::new(Some(status.as_u16()), excerpt(&body), message));
+                }
+                Ok((self.deliver(body, Target::Answers, initialize).await, None))
+            }
+        }
+    }
+
+    async fn send(&self, request: Request<Full<Bytes>>) -> Result<Response<Incoming>, Failed> {
+        self.client.request(request).await.map_err(|e| {
+            let message = format!("the HTTP request to {} failed: {}", self.uri, chain(&e));
+            Failed::new(None, String::new(), message)
+        })
+    }
+
+    async fn failed_status(&self, response: Response<Incoming>) -> Failed {
+        let status = response.status();
+        let body = read_excerpt(response.into_body()).await;
+        let mut message = format!("HTTP {status} from {}", self.uri);
+        if let Some(line) = body.lines().find(|l| !l.trim().is_empty()) {
+            message.push_str(": ");
+            message.push_str(line.trim());
+        }
+        Failed::new(Some(status.as_u16()), body, message)
+    }
+
+    /// A whole body, within the size limit.
+    async fn read_json(&self, response: Response<Incoming>) -> Result<Bytes, Failed> {
+        let status = response.status().as_u16();
+        let too_large = || {
+            let message = format!(
+                "the answer from {} is over the {}-byte limit",
+                self.uri, self.max_len
+            );
+            Failed::new(Some(status), String::new(), message)
+        };
+        let body = response.into_body();
+        if body.size_hint().lower() > self.max_len as u64 {
+            return Err(too_large());
+        }
+        match Limited::new(body, self.max_len).collect().await {
+            Ok(body) => Ok(body.to_bytes()),
+            Err(e) if e.is::<LengthLimitError>() => Err(too_large()),
+            Err(e) => {
+                let message = format!("reading the answer from {} failed: {e}", self.uri);
+                Err(Failed::new(Some(status), String::new(), message))
+            }
+        }
+    }
+
+    /// Reads a `POST`'s SSE stream until every request it carried is
+    /// answered (or cancelled), resuming it when it breaks first.
+    async fn read_post_stream(
+        self: &Arc<Self>,
+        mut body: Incoming,
+        mut pending: Vec<Id>,
+        initialize: Option<&Id>,
+    ) -> (Vec<Id>, Option<Failed>) {
+        let mut answered = Vec::new();
+        let mut last_id: Option<String> = None;
+        let mut retry: Option<u64> = None;
+        let mut attempts = 0;
+        loop {
+            let broken = self
+                .pump(
+                    body,
+                    Target::Answers,
+                    initialize,
+                    &mut last_id,
+                    &mut retry,
+                    |ids| {
+                        pending.retain(|id| !ids.contains(id));
+                        answered.extend(ids);
+                    },
+                )
+                .await;
+            {
+                let in_flight = self.in_flight();
+                pending.retain(|id| in_flight.get(id) == Some(&false));
+            }
+            if pending.is_empty() || self.ended.load(Ordering::Acquire) {
+                return (answered, None);
+            }
+            let why = broken.unwrap_or_else(|| "the stream ended".to_owned());
+            let Some(last) = last_id.clone() else {
+                return (answered, Some(Failed::new(
+                    Some(200),
+                    String::new(),
+                    format!("{why} before every answer arrived, and it cannot be resumed (its events have no ids)"),
+                )));
+            };
+            loop {
+                attempts += 1;
+                if attempts > MAX_RECONNECTS {
+                    return (answered, Some(Failed::new(
+                        None,
+                        String::new(),
+                        format!("{why} before every answer arrived, and resuming it failed {MAX_RECONNECTS} times"),
+                    )));
+                }
+                if !self.pause(retry, attempts).await {
+                    return (answered, None);
+                }
+                match self.open_stream(Some(&last)).await {
+                    Ok(Opened::Stream(resumed)) => {
+                        body = resumed;
+                        break;
+                    }
+                    Ok(Opened::SessionGone) => return (answered, None),
+                    Ok(Opened::Over | Opened::NotOffered) => {
+                        return (answered, Some(Failed::new(
+                            None,
+                            String::new(),
+                            format!("{why}, and the server has nothing more on it: the request was not answered"),
+                        )))
+                    }
+                    Err(failed) => tracing::debug!(error = %failed.message, "resuming an SSE stream failed"),
+                }
+            }
+        }
+    }
+
+    /// Reads one SSE body to its end, delivering each message; `answered`
+    /// hears the ids each one answers. Returns why it broke, `None` when it
+    /// ended cleanly.
+    async fn pump(
+        &self,
+        mut body: Incoming,
+        target: Target,
+        initialize: Option<&Id>,
+        last_id: &mut Option<String>,
+        retry: &mut Option<u64>,
+        mut answered: impl FnMut(Vec<Id>),
+    ) -> Option<String> {
+        let mut decoder = SseDecoder::new(self.max_len);
+        loop {
+            loop {
+                let event = match decoder.next_event() {
+                    Ok(Some(event)) => event,
+                    Ok(None) => break,
+                    Err(e) => return Some(e.to_string()),
+                };
+                if let Some(id) = decoder.last_id() {
+                    *last_id = Some(id.to_owned());
+                }
+                if event.is_message() {
+                    answered(self.deliver(event.data, target, initialize).await);
+                }
+            }
+            if let Some(id) = decoder.last_id() {
+                *last_id = Some(id.to_owned());
+            }
+            if decoder.retry_ms().is_some() {
+                *retry = decoder.retry_ms();
+            }
+            let frame = tokio::select! {
+                () = self.dropped.cancelled() => return None,
+                frame = body.frame() => frame,
+            };
+            match frame {
+                Some(Ok(frame)) => {
+                    if let Some(data) = frame.data_ref() {
+                        decoder.push(data);
+                    }
+                }
+                Some(Err(e)) => return Some(format!("the stream broke: {}", chain(&e))),
+                None => return None,
+            }
+        }
+    }
+
+    /// Waits before reopening a stream; false if the transport is gone.
+    async fn pause(&self, retry: Option<u64>, attempt: u32) -> bool {
+        let delay = match retry {
+            Some(ms) => Duration::from_millis(ms),
+            None => FIRST_RECONNECT_DELAY * 2u32.saturating_pow(attempt.saturating_sub(1)),
+        }
+        .min(MAX_RECONNECT_DELAY);
+        tokio::select! {
+            () = self.dropped.cancelled() => false,
+            () = tokio::time::sleep(delay) => true,
+        }
+    }
+
+    /// Opens a `GET` stream: the standalone one, or, with `last`, the one
+    /// that event was on.
+    async fn open_stream(&self, last: Option<&str>) -> Result<Opened, Failed> {
+        let mut request = self.request(Method::GET, Bytes::new());
+        let headers = request.headers_mut();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Some(last) = last.and_then(|l| HeaderValue::from_str(l).ok()) {
+            headers.insert(LAST_EVENT_ID, last);
+        }
+        let response = self.send(request).await?;
+        match response.status() {
+            StatusCode::NOT_FOUND => {
+                self.session_ended();
+                Ok(Opened::SessionGone)
+            }
+            StatusCode::METHOD_NOT_ALLOWED => Ok(Opened::NotOffered),
+            StatusCode::NO_CONTENT => Ok(Opened::Over),
+            status
+                if status.is_success()
+                    && media_type(response.headers()).as_deref() == Some("text/event-stream") =>
+            {
+                Ok(Opened::Stream(response.into_body()))
+            }
+            _ => Err(self.failed_status(response).await),
+        }
+    }
+
+    /// Opens the session's standalone stream, once.
+    fn start_server_stream(self: &Arc<Self>) {
+        if self.get_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = this.dropped.cancelled() => {}
+                () = this.server_stream() => {}
+            }
+        });
+    }
+
+    /// Reads the standalone stream for as long as the session lives,
+    /// reopening it when it breaks.
+    async fn server_stream(&self) {
+        let mut last_id: Option<String> = None;
+        let mut retry = None;
+        let mut failures = 0;
+        loop {
+            match self.open_stream(last_id.as_deref()).await {
+                Ok(Opened::Stream(body)) => {
+                    let mut delivered = false;
+                    let broken = self
+                        .pump(body, Target::Server, None, &mut last_id, &mut retry, |_| {
+                            delivered = true;
+                        })
+                        .await;
+                    if delivered {
+                        failures = 0;
+                    }
+                    tracing::debug!(
+                        why = broken.as_deref().unwrap_or("it ended"),
+                        "the MCP server's stream closed; reopening it"
+                    );
+                }
+                Ok(Opened::NotOffered) => {
+                    return tracing::debug!("the MCP server offers no stream of its own (405)");
+                }
+                Ok(Opened::Over | Opened::SessionGone) => return,
+                Err(failed) => {
+                    tracing::debug!(error = %failed.message, "opening the MCP server's stream failed");
+                }
+            }
+            failures += 1;
+            if failures > MAX_RECONNECTS {
+                return tracing::warn!(
+                    "the MCP server's stream failed {MAX_RECONNECTS} times in a row; \
+                     its requests and notifications no longer arrive"
+                );
+            }
+            if !self.pause(retry, failures).await {
+                return;
+            }
+        }
+    }
+
+    /// Ends the session with `DELETE` (a `405` means the server keeps it).
+    async fn delete(&self) {
+        if self.session().id.is_none() || self.ended.load(Ordering::Acquire) {
+            return;
+        }
+        let request = self.request(Method::DELETE, Bytes::new());
+        match tokio::time::timeout(DELETE_TIMEOUT, self.client.request(request)).await {
+            Ok(Ok(response)) if response.status().is_success() => {}
+            Ok(Ok(response)) => tracing::debug!(
+                status = %response.status(),
+                "the MCP server did not end the session on DELETE"
+            ),
+            Ok(Err(e)) => tracing::debug!(error = %chain(&e), "ending the MCP session failed"),
+            Err(_) => tracing::debug!("ending the MCP session timed out"),
+        }
+    }
+}
+
+/// Lets later `POST`s go once the `initialize` one has its answer's
+/// headers (or failed).
+struct InitializeDone<'a>(&'a watch::Sender<bool>);
+
+impl Drop for InitializeDone<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
+
+/// The media type of a response (`text/event-stream`), lowercase, without
+/// parameters.
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let essence = value.split(';').next()?.trim();
+    Some(essence.to_ascii_lowercase())
+}
+
+/// The inbound half: answers to `POST`s (never waited on, as for
+/// [`Transport::http`]: they are bounded by what the peer sent), then the
+/// server's own messages (bounded).
+struct McpInbound {
+    answers: mpsc::UnboundedReceiver<Result<Frame, TransportError>>,
+    server: mpsc::Receiver<Bytes>,
+}
+
+impl Stream for McpInbound {
+    type Item = Result<Frame, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let answers = self.answers.poll_recv(cx);
+        if let Poll::Ready(Some(item)) = answers {
+            return Poll::Ready(Some(item));
+        }
+        match self.server.poll_recv(cx) {
+            Poll::Ready(Some(message)) => Poll::Ready(Some(Ok(Frame::Message(message)))),
+            Poll::Ready(None) if answers.is_ready() => Poll::Ready(None),
+            _ => Poll::Pending,
+        }
+    }
+}
+
+type Closing = Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// The outbound half: one `POST` per message, each on a task of its own.
+struct McpSink {
+    client: Arc<McpClient>,
+    permits: PollSemaphore,
+    permit: Option<OwnedSemaphorePermit>,
+    closing: Option<Closing>,
+}
+
+impl Sink<Bytes> for McpSink {
+    type Error = TransportError;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if self.permit.is_none() {
+            match self.permits.poll_acquire(cx) {
+                Poll::Ready(Some(permit)) => self.permit = Some(permit),
+                Poll::Ready(None) => return Poll::Ready(Err(TransportError::Closed)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> Result<(), Self::Error> {
+        let permit = self.permit.take();
+        let client = self.client.clone();
+        let outgoing = Outgoing::read(&message, client.cancellation.as_ref());
+        {
+            let mut in_flight = client.in_flight();
+            for id in &outgoing.cancels {
+                if let Some(cancelled) = in_flight.get_mut(id) {
+                    *cancelled = true;
+                }
+            }
+            for id in &outgoing.requests {
+                in_flight.insert(id.clone(), false);
+            }
+        }
+        if outgoing.initialize.is_some() {
+            client.initializing.send_replace(true);
+        }
+        tokio::spawn(async move {
+            tokio::select! {
+                biased;
+                () = client.dropped.cancelled() => {}
+                () = client.post(message, outgoing) => {}
+            }
+            drop(permit);
+        });
+        Ok(())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Each message is on its way as soon as it is sent.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        let client = self.client.clone();
+        let closing = self
+            .closing
+            .get_or_insert_with(|| Box::pin(async move { client.delete().await }));
+        match closing.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.client.dropped.cancel();
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for McpSink {
+    fn drop(&mut self) {
+        // The peer is gone: nobody waits for what is still coming.
+        self.client.dropped.cancel();
+    }
+}
