@@ -63,6 +63,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Number, Value};
 
+#[path = "support/signals.rs"]
+mod signals;
+use signals::Signals;
+
 /// Protocol versions this server speaks, latest first.
 const SUPPORTED_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -631,43 +635,4 @@ where
         listener = listener.instance_tag(tag);
     }
     listener.spawn(|_: &PeerAddr| Server::new().into_router())
-}
-
-/// SIGTERM and SIGINT.
-struct Signals {
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    #[cfg(unix)]
-    fn new() -> std::io::Result<Signals> {
-        use tokio::signal::unix::{signal, SignalKind};
-        Ok(Signals {
-            terminate: signal(SignalKind::terminate())?,
-            interrupt: signal(SignalKind::interrupt())?,
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn new() -> std::io::Result<Signals> {
-        Ok(Signals {})
-    }
-
-    /// Waits for the next signal and names it.
-    #[cfg(unix)]
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.terminate.recv() => "SIGTERM",
-            _ = self.interrupt.recv() => "SIGINT",
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn recv(&mut self) -> &'static str {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
-    }
 }

@@ -74,6 +74,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Number, Value};
 
+#[path = "support/signals.rs"]
+mod signals;
+use signals::Signals;
+
 /// Command-line options. New transports and modes add fields here.
 #[derive(Debug, Default)]
 struct Options {
@@ -614,43 +618,4 @@ fn local(addr: std::io::Result<std::net::SocketAddr>) -> String {
 fn bind_failed(kind: &str, addr: &str, e: &std::io::Error) -> ExitCode {
     eprintln!("spec_server: cannot listen on {kind} {addr}: {e}");
     ExitCode::FAILURE
-}
-
-/// SIGTERM and SIGINT.
-struct Signals {
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    #[cfg(unix)]
-    fn new() -> std::io::Result<Signals> {
-        use tokio::signal::unix::{signal, SignalKind};
-        Ok(Signals {
-            terminate: signal(SignalKind::terminate())?,
-            interrupt: signal(SignalKind::interrupt())?,
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn new() -> std::io::Result<Signals> {
-        Ok(Signals {})
-    }
-
-    /// Waits for the next signal and names it.
-    #[cfg(unix)]
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.terminate.recv() => "SIGTERM",
-            _ = self.interrupt.recv() => "SIGINT",
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn recv(&mut self) -> &'static str {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
-    }
 }
