@@ -877,3 +877,92 @@ async fn spec_server_refuses_a_certificate_without_its_key_or_one_it_cannot_read
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("missing-key.pem"), "{stderr}");
 }
+
+#[tokio::test]
+async fn mcp_server_serves_streamable_https_with_its_instance_tag() {
+    use serde_json::{json, Value};
+
+    let dir = TempDir::new("mcp-server");
+    let id = identity();
+    let cert = dir.write("cert.pem", &id.cert);
+    let key = dir.write("key.pem", &id.key);
+    let mut child = Command::new(example_path("mcp_server"))
+        .args(["--http", "127.0.0.1:0", "--instance-tag", "a7"])
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = within("mcp_server says where it listens", stderr.next_line())
+            .await
+            .unwrap()
+            .expect("mcp_server is still running");
+        if let Some(url) = line.strip_prefix("mcp_server: listening on ") {
+            break url.to_owned();
+        }
+    };
+    assert!(url.starts_with("https://"), "{url}");
+
+    let config = Config::mcp_client();
+    let client = Peer::builder()
+        .config(config.clone())
+        .spawn(Transport::mcp_http_tls(&url, &id.client(), &config).unwrap());
+    let init: Value = within(
+        "initialize",
+        client.call(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "tests", "version": "0"}}),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    client
+        .notify("notifications/initialized", json!({}))
+        .await
+        .unwrap();
+    let sum: Value = within(
+        "tools/call",
+        client.call(
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(sum["content"][0]["text"], "5", "{sum}");
+    // A plain-HTTP client is refused by the scheme check before connecting.
+    assert!(Transport::mcp_http(&url, &config).is_err());
+
+    client.close(Duration::from_secs(1)).await;
+    // The session's id carried the instance tag: the server logs its end.
+    let ended = loop {
+        let line = within("the session ends", stderr.next_line())
+            .await
+            .unwrap()
+            .expect("mcp_server is still running");
+        if line.contains("session ") && line.contains(" ended") {
+            break line;
+        }
+    };
+    assert!(ended.contains("session a7."), "{ended}");
+
+    let pid = child.id().unwrap().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    let status = within("mcp_server exiting after SIGTERM", child.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
