@@ -22,8 +22,12 @@ Every request a client sends is counted exactly once, in one of these:
   MCP: every request of a session goes to the instance that made it. A
   failure on a session of the instance being drained, after the drain began,
   is `ended_by_drain` (a session lives in one process: its client starts a
-  new one); a 404 on any other session is `surviving_404`; any other failure
-  is `lost`. An `initialize` refused with 503 by a draining instance (a
+  new one): a 404 (the session is gone), a 502 (nginx could not connect to
+  the instance, so nothing was sent), or a -32001 answer (the session ended
+  before the request was run). A 404 on any other session is
+  `surviving_404`. Any other failure is `lost`, and so is, on any session, a
+  stream that ended without the request's answer, a broken connection or a
+  wrong answer. An `initialize` refused with 503 by a draining instance (a
   connection it took from its backlog) is retried and counted in
   `init_refused_503`.
 """
@@ -302,7 +306,11 @@ class Phase:
                 if ok:
                     self.tally.add("mcp.ok")
                     continue
-                if tag == self.args.drained_tag and self.drain_started():
+                if what.startswith(("no answer", "connection", "bad answer")):
+                    # A request that reached its instance gets an answer,
+                    # even from a session that is ending (-32001).
+                    self.tally.add("mcp.lost", example=f"{session} {step}: {what}")
+                elif tag == self.args.drained_tag and self.drain_started():
                     self.tally.add("mcp.ended_by_drain", example=f"{session} {step}: {what}")
                     self.tally.add("mcp.ended_by_drain." + what.split(":")[0])
                 elif what.startswith("HTTP 404"):

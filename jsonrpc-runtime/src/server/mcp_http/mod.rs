@@ -177,7 +177,7 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// its session's peer closed, which the peer never read, is answered -32001
 /// on its stream too ("the session ended before this request was
 /// answered"): every `POST` that opened a stream gets its answers. The same
-/// holds when a session ends by `DELETE` or by its idle timeout.
+/// holds for a session ended by `DELETE`.
 ///
 /// # Examples
 ///
