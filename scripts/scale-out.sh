@@ -278,7 +278,10 @@ wait "$load_pid"
 sleep 1.2
 refused=$(grep -c 'connect() failed (111: Connection refused)' "$RUN/error.log" || true)
 upstream_errors=$(grep -E 'upstream prematurely closed|recv\(\) failed|send\(\) failed|writev\(\) failed|reset by peer' "$RUN/error.log" || true)
+ws_spread=$(grep '"GET /ws ' "$RUN/access.log" | grep -o 'upstream=[^ ]*' | sort | uniq -c |
+    awk '{ sub("upstream=", "", $2); printf "%s%s %s", sep, $2, $1; sep = ", " }')
 notes=(
+    "WebSocket connections per instance (nginx access log): ${ws_spread:-none}"
     "nginx error log: $refused connects refused by the draining instance (each retried on another instance, or a 502 for a session of the drained instance)"
     "instance 1: spec_server exited $spec_status, $(seconds_since "$spec_done") s after SIGTERM; mcp_server exited $mcp_status, $(seconds_since "$mcp_done") s after SIGTERM"
 )
@@ -305,6 +308,7 @@ nginx's kept-alive connections are answered with `Connection: close`, so every
 request that reached an instance is answered. A 502 would be a request nginx
 sent that the instance never answered: that is the loss this checks for.
 MCP sessions live in the process that made them: those of the drained instance
-end (404 or 502) and their clients start new ones; the others go on.
+end (404, 502 once it is gone, or -32001 for a request posted as its session
+closed) and their clients start new ones; the others go on.
 EOF
 exit $status
