@@ -436,7 +436,7 @@ def report(args):
     print(f"{'-' * 44}-+-{'-' * 9}-+-{'-' * 9}-+")
 
     def line(label, a, b, note=""):
-        print(f"{label:44} | {a:>9} | {b:>9} | {note}")
+        print(f"{label:44} | {a:>9} | {b:>9} | {note}".rstrip())
 
     line("seconds of load", steady["seconds"], drain["seconds"])
     line("JSON-RPC over HTTP: requests sent", c(s, "http.sent"), c(d, "http.sent"))
