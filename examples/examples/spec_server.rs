@@ -5,7 +5,8 @@
 //! `notify_hello`, `notify_sum`), `echo`, two methods that call back into
 //! the client (`test/roundtrip`, `test/notifyMe`), `test/progress {token, n}`
 //! (n `$/progress` notifications, then the answer), `test/slow {ms}`
-//! (cancellable with `$/cancelRequest`, answered -32800), and
+//! (cancellable with `$/cancelRequest`, answered -32800), `test/caller`
+//! (the caller's address and `X-Forwarded-For` header), and
 //! `initialize`/`initialized`/`shutdown`/`exit`. The methods are one `#[rpc]`
 //! trait, so the conformance tests cover generated code; `rpc.discover`
 //! answers with their OpenRPC document.
@@ -258,6 +259,11 @@ trait SpecServer {
     #[rpc(request = "test/slow")]
     async fn slow(&self, #[rpc(params)] p: SlowParams) -> Value;
 
+    /// Who is calling: `{"addr", "forwardedFor"}`, the connection's address
+    /// and its `X-Forwarded-For` header (set by a load balancer in front).
+    #[rpc(request = "test/caller")]
+    async fn caller(&self, ctx: Context) -> Value;
+
     /// The LSP handshake (`--lsp` requires it first).
     #[rpc(request = "initialize")]
     async fn initialize(&self, #[rpc(params)] params: Option<Box<RawValue>>) -> Value;
@@ -350,6 +356,16 @@ impl SpecServer for Arc<Spec> {
     async fn slow(&self, p: SlowParams) -> Value {
         tokio::time::sleep(Duration::from_millis(p.ms)).await;
         json!({"slept": true})
+    }
+
+    async fn caller(&self, ctx: Context) -> Value {
+        let connection = ctx.connection();
+        json!({
+            "addr": connection.addr().map(|addr| addr.to_string()),
+            // Only trustworthy when a balancer sets it, replacing whatever
+            // the client sent (see docs/deploy.md).
+            "forwardedFor": connection.header("x-forwarded-for"),
+        })
     }
 
     async fn initialize(&self, _: Option<Box<RawValue>>) -> Value {

@@ -1227,3 +1227,109 @@ async fn every_request_is_vetted_by_on_connect_and_the_session_keeps_its_callers
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+/// What one client saw while it posted `echo` to its session until the
+/// session ended.
+#[derive(Debug, Default)]
+struct Posted {
+    /// `200` streams that carried the request's answer.
+    answered: usize,
+    /// `200` streams that ended without it.
+    unanswered: Vec<String>,
+}
+
+/// Posts `echo` requests to the session `id`, one at a time over a
+/// kept-alive connection (opening another when the server closes one),
+/// until the session or the server is gone. `running` gets one permit
+/// after the first answer.
+async fn post_until_gone(addr: SocketAddr, id: String, running: Arc<Semaphore>) -> Posted {
+    let mut seen = Posted::default();
+    let mut connection = None;
+    for n in 1u64.. {
+        if connection.is_none() {
+            let Ok(stream) = TcpStream::connect(addr).await else {
+                return seen;
+            };
+            let Ok((send, driver)) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
+            else {
+                continue;
+            };
+            tokio::spawn(driver);
+            connection = Some(send);
+        }
+        let Some(send) = connection.as_mut() else {
+            continue;
+        };
+        let echo = post(
+            &[("accept", BOTH), ("mcp-session-id", &id)],
+            call(n, "echo", json!({"n": n})),
+        );
+        let response = match within(send.send_request(echo)).await {
+            Ok(response) => response,
+            // The drain closed the connection before this request was
+            // sent or read: no answer is owed.
+            Err(_) => {
+                connection = None;
+                continue;
+            }
+        };
+        match response.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND | StatusCode::SERVICE_UNAVAILABLE => return seen,
+            other => panic!("unexpected status {other}"),
+        }
+        let mut events = Events::new(response);
+        let mut answer = None;
+        while let Some((_, message)) = events.next().await {
+            if message["id"] == json!(n) {
+                answer = Some(message);
+            }
+        }
+        match answer {
+            Some(answer) => {
+                if answer["result"] == json!({"n": n}) {
+                    if seen.answered == 0 {
+                        running.add_permits(1);
+                    }
+                } else {
+                    let code = &answer["error"]["code"];
+                    assert_eq!(code, &json!(ErrorCode::SERVER_CLOSING.0), "{answer}");
+                }
+                seen.answered += 1;
+            }
+            None => seen.unanswered.push(format!("{id} request {n}")),
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_posted_as_the_drain_ends_its_session_is_answered_on_its_stream() {
+    const SESSIONS: usize = 48;
+    let (router, _probe) = routes();
+    let (server, addr, _closed) = serve_with(router, |l| l).await;
+    let ids = join_all((0..SESSIONS).map(|_| raw_session(addr))).await;
+    let running = Arc::new(Semaphore::new(0));
+    let clients: Vec<_> = ids
+        .into_iter()
+        .map(|id| tokio::spawn(post_until_gone(addr, id, running.clone())))
+        .collect();
+    // Every client has had an answer: each keeps a request in flight.
+    within(running.acquire_many(SESSIONS as u32))
+        .await
+        .unwrap()
+        .forget();
+    within(server.shutdown(Duration::from_secs(5))).await;
+    let mut unanswered = Vec::new();
+    for client in clients {
+        let seen = within(client).await.unwrap();
+        assert!(seen.answered > 0);
+        unanswered.extend(seen.unanswered);
+    }
+    assert!(
+        unanswered.is_empty(),
+        "{} streams ended without their request's answer: {unanswered:?}",
+        unanswered.len()
+    );
+}

@@ -173,7 +173,11 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// closes every session's peer with the grace period: requests already
 /// running finish and their answers go out on their streams (new requests
 /// get -32001), then every stream ends and the connections close. What is
-/// still running when the grace period ends is cut off.
+/// still running when the grace period ends is cut off. A request posted as
+/// its session's peer closed, which the peer never read, is answered -32001
+/// on its stream too ("the session ended before this request was
+/// answered"): every `POST` that opened a stream gets its answers. The same
+/// holds for a session ended by `DELETE`.
 ///
 /// # Examples
 ///

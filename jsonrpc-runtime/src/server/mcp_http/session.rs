@@ -459,6 +459,36 @@ impl Core {
         self.activity.notify_one();
     }
 
+    /// Answers the requests a POST registered but could not hand to the
+    /// peer, which is gone (the session is ending): each gets
+    /// [`ErrorCode::SERVER_CLOSING`] on its stream, so its client learns
+    /// that it was never run rather than waiting for an answer.
+    fn unread(&self, ids: &[Id]) {
+        let mut state = self.lock();
+        for id in ids {
+            if let Some(pending) = state.requests.remove(id) {
+                self.refuse_unanswered(&mut state, id, pending);
+            }
+        }
+        drop(state);
+        self.activity.notify_one();
+    }
+
+    /// Answers one request the session's peer will never answer with
+    /// [`ErrorCode::SERVER_CLOSING`], on the stream its answer was owed to.
+    fn refuse_unanswered(&self, state: &mut State, id: &Id, pending: Pending) {
+        if let Some(token) = &pending.token {
+            state.progress.remove(token);
+        }
+        let error = ErrorObject::new(
+            ErrorCode::SERVER_CLOSING,
+            "the session ended before this request was answered; start a new session",
+        );
+        let answer = message::error_response(self.dialect, id, &error);
+        self.push(state, pending.stream, answer, None);
+        self.answered(state, pending.stream);
+    }
+
     /// The client cancelled `id` and the protocol answers cancelled
     /// requests with nothing: its stream stops waiting for an answer.
     pub(super) fn cancelled(&self, id: &Id) {
@@ -476,15 +506,20 @@ impl Core {
         self.activity.notify_one();
     }
 
-    /// The peer is done (or the session ends): every stream ends once its
-    /// events are delivered, and nothing waits for room any more.
+    /// The peer is done (or the session ends): a request it never answered
+    /// (one posted as it closed, still unread) is answered with
+    /// [`ErrorCode::SERVER_CLOSING`], every stream ends once its events are
+    /// delivered, and nothing waits for room any more.
     pub(super) fn finish(&self) {
         let mut state = self.lock();
         if state.closed {
             return;
         }
+        let unanswered: Vec<(Id, Pending)> = state.requests.drain().collect();
+        for (id, pending) in unanswered {
+            self.refuse_unanswered(&mut state, &id, pending);
+        }
         state.closed = true;
-        state.requests.clear();
         state.progress.clear();
         state.parked.clear();
         state.parked_bytes = 0;
@@ -865,7 +900,12 @@ impl Feed {
                     }
                 }
                 Poll::Ready(Err(_)) => {
-                    self.abandon();
+                    // The peer is gone: its session is ending, and the
+                    // client still waits for these answers.
+                    let ids: Vec<Id> = self.messages.drain(..).filter_map(|(_, id)| id).collect();
+                    if !ids.is_empty() {
+                        self.core.unread(&ids);
+                    }
                     break;
                 }
                 Poll::Pending => return Poll::Pending,
