@@ -20,6 +20,9 @@ use jsonrpc_runtime::policy::CancellationPolicy;
 use jsonrpc_runtime::{rpc, CallError, ChildProcess, Config, Context, Peer, RpcError, Transport};
 use serde::{Deserialize, Serialize};
 
+#[path = "support/logging.rs"]
+mod logging;
+
 /// What can go wrong in a calculation; travels as a JSON-RPC error.
 #[derive(Debug, Serialize, Deserialize, RpcError)]
 enum CalcError {
@@ -179,6 +182,7 @@ async fn call() -> Result<(), Box<dyn std::error::Error>> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let mode = std::env::args().nth(1);
     let result = match mode.as_deref() {
         None => in_memory().await,

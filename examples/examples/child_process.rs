@@ -15,6 +15,9 @@ use jsonrpc_runtime::{ChildProcess, Config, Peer};
 use serde_json::{json, Value};
 use tokio::process::Command;
 
+#[path = "support/logging.rs"]
+mod logging;
+
 /// The path of another example binary, next to this one.
 fn sibling_example(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
@@ -26,6 +29,7 @@ fn sibling_example(name: &str) -> Option<PathBuf> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let Some(server) = sibling_example("calculator") else {
         eprintln!(
             "the calculator example is not built yet: run `cargo build --examples`, \

@@ -58,6 +58,9 @@ use tokio::sync::{Semaphore, TryAcquireError};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+#[path = "support/logging.rs"]
+mod logging;
+
 const USAGE: &str = "\
 usage: load (--tcp ADDR | --unix PATH | --ws URL-or-ADDR | --child \"CMD ARGS...\")
             [--calls N] [--in-flight N] [--method NAME] [--params JSON]
@@ -863,6 +866,7 @@ fn clean_exit(e: &TransportError) -> bool {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let options = match Options::parse(std::env::args().skip(1)) {
         Ok(options) => options,
         Err(NoRun::Help) => {

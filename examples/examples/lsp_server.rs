@@ -34,6 +34,9 @@ use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+#[path = "support/logging.rs"]
+mod logging;
+
 /// The longest `example/slow` accepted.
 const MAX_SLOW_MS: u64 = 600_000;
 
@@ -553,6 +556,7 @@ impl Drop for WorkDone {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let config = Config::lsp();
     let transport = match Transport::stdio(&config) {
         Ok(transport) => transport,

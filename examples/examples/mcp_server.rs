@@ -67,6 +67,9 @@ use serde_json::{json, Number, Value};
 mod signals;
 use signals::Signals;
 
+#[path = "support/logging.rs"]
+mod logging;
+
 /// Protocol versions this server speaks, latest first.
 const SUPPORTED_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -488,6 +491,7 @@ impl Drop for StopLog {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.is_empty() {
         return serve_stdio().await;

@@ -9,6 +9,9 @@ use jsonrpc_runtime::{
 };
 use serde::Deserialize;
 
+#[path = "support/logging.rs"]
+mod logging;
+
 #[derive(Deserialize)]
 struct DivParams {
     a: f64,
@@ -30,6 +33,7 @@ impl RpcError for DivisionByZero {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    logging::init();
     let server_routes = Router::new()
         .request("add", |(a, b): (i64, i64), _: Context| async move {
             Ok::<_, ErrorObject>(a + b)

@@ -23,6 +23,9 @@ use jsonrpc_runtime::codec::{Frame, Framing};
 use jsonrpc_runtime::{ChildProcess, Config, Transport};
 use serde_json::Value;
 
+#[path = "support/logging.rs"]
+mod logging;
+
 const USAGE: &str = "usage: replay RECORDING (--child \"CMD ARGS\" | --tcp ADDR | --unix PATH | --ws URL) [--content-length] [--wait MS]";
 
 /// Where the server is.
@@ -145,6 +148,7 @@ fn is_response(frame: &Value) -> bool {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let options = match parse(std::env::args().skip(1)) {
         Ok(options) => options,
         Err(message) => {

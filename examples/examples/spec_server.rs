@@ -79,6 +79,9 @@ use serde_json::{json, Number, Value};
 mod signals;
 use signals::Signals;
 
+#[path = "support/logging.rs"]
+mod logging;
+
 /// Command-line options. New transports and modes add fields here.
 #[derive(Debug, Default)]
 struct Options {
@@ -419,6 +422,7 @@ fn report_metrics(metrics: Option<&Metrics>) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    logging::init();
     let options = match Options::parse(std::env::args().skip(1)) {
         Ok(options) => options,
         Err(message) => {

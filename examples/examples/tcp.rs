@@ -10,6 +10,9 @@ use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor};
 use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
 
+#[path = "support/logging.rs"]
+mod logging;
+
 /// The routes for one connection: they know who they talk to.
 fn routes(addr: &PeerAddr) -> Router {
     let greeting = format!("hello, {addr}");
@@ -25,6 +28,7 @@ fn routes(addr: &PeerAddr) -> Router {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    logging::init();
     let config = Config::default();
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
     let addr = acceptor.local_addr()?;

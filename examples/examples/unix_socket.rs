@@ -10,8 +10,12 @@ use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::UnixAcceptor;
 use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
 
+#[path = "support/logging.rs"]
+mod logging;
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    logging::init();
     let path = std::env::temp_dir().join(format!("jsonrpc-example-{}.sock", std::process::id()));
     let router = Router::new().request("add", |(a, b): (i64, i64), _: Context| async move {
         Ok::<_, ErrorObject>(a + b)

@@ -10,8 +10,12 @@ use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::WebSocketAcceptor;
 use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
 
+#[path = "support/logging.rs"]
+mod logging;
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    logging::init();
     let config = Config::default();
     let server_routes = Router::new().request("greet", |(): (), ctx: Context| async move {
         // Ask the client who it is, on the same connection.

@@ -208,3 +208,46 @@ fn a_recorded_session_replays_clean_and_a_changed_answer_is_reported() {
     assert_eq!(code, Some(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn rust_log_shows_an_examples_wire_on_stderr_and_leaves_stdout_to_json_rpc() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(tests::example_path("spec_server"))
+        .env(
+            "RUST_LOG",
+            "jsonrpc_runtime::wire=trace,jsonrpc_runtime::request=debug",
+        )
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subtract\",\"params\":[42,23]}\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stdout, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":19}\n");
+    let frame_in = stderr
+        .lines()
+        .find(|l| l.contains("direction=\"in\""))
+        .unwrap_or_else(|| panic!("no inbound frame in:\n{stderr}"));
+    assert!(frame_in.contains("jsonrpc_runtime::wire"), "{frame_in}");
+    assert!(frame_in.contains(r#""method":"subtract""#), "{frame_in}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("direction=\"out\"") && l.contains(r#""result":19"#)),
+        "no outbound frame in:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("answered with a result"),
+        "no request span event in:\n{stderr}"
+    );
+}
