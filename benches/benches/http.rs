@@ -35,7 +35,7 @@ use jsonrpc_benches::http::{self, HttpClient, Point, Results, IMPLEMENTATIONS};
 use jsonrpc_benches::jsonrpsee_side;
 use jsonrpc_benches::multicore::Run;
 use jsonrpc_benches::service::{hand_router, State};
-use jsonrpc_benches::sys::{pin_to_cpu, thread_cpu};
+use jsonrpc_benches::sys::{self, pin_to_cpu, sh, thread_cpu};
 use jsonrpc_runtime::server::{HttpListener, Server};
 use jsonrpc_runtime::transport::TcpAcceptor;
 use jsonrpsee::server::ServerHandle;
@@ -319,15 +319,6 @@ fn throughput(implementations: &[&'static str], connections: &[usize]) -> Vec<Po
     points
 }
 
-fn sh(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map_or_else(|| "unknown".into(), |s| s.trim().to_owned())
-}
-
 fn list(var: &str) -> Option<Vec<String>> {
     std::env::var(var)
         .ok()
@@ -336,23 +327,7 @@ fn list(var: &str) -> Option<Vec<String>> {
 
 fn main() {
     // `cargo bench` passes `--bench`; filters are not supported.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let root = root.to_str().unwrap_or(".");
-    let mut commit = sh("git", &["-C", root, "log", "--oneline", "-1"]);
-    let dirty = sh(
-        "git",
-        &["-C", root, "status", "--porcelain", "--", "jsonrpc-runtime"],
-    );
-    if !dirty.is_empty() {
-        commit.push_str(" + uncommitted changes in jsonrpc-runtime: ");
-        commit.push_str(
-            &dirty
-                .split_whitespace()
-                .filter(|w| w.contains('/'))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-    }
+    let commit = sys::runtime_commit();
     let loadavg = || sh("cat", &["/proc/loadavg"]);
     let loadavg_before = loadavg();
     eprintln!("http: runtime at {commit}; load {loadavg_before}");

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use jsonrpc_benches::multicore::{Point, Results, Run, IMPLEMENTATIONS};
 use jsonrpc_benches::service::{hand_router, State};
-use jsonrpc_benches::sys::{thread_cpu, ThreadCpu};
+use jsonrpc_benches::sys::{self, sh, thread_cpu, ThreadCpu};
 use jsonrpc_benches::{floor, jsonrpsee_side, raw, AddParams};
 use jsonrpc_runtime::server::{Listener, Server};
 use jsonrpc_runtime::transport::{TcpAcceptor, WebSocketAcceptor};
@@ -372,34 +372,9 @@ fn window(client_rt: &Runtime, setup: &mut Setup) -> Run {
     }
 }
 
-fn sh(cmd: &str, args: &[&str]) -> String {
-    std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map_or_else(|| "unknown".into(), |s| s.trim().to_owned())
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; filters are not supported.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let root = root.to_str().unwrap_or(".");
-    let mut commit = sh("git", &["-C", root, "log", "--oneline", "-1"]);
-    let dirty = sh(
-        "git",
-        &["-C", root, "status", "--porcelain", "--", "jsonrpc-runtime"],
-    );
-    if !dirty.is_empty() {
-        commit.push_str(" + uncommitted changes in jsonrpc-runtime: ");
-        commit.push_str(
-            &dirty
-                .split_whitespace()
-                .filter(|w| w.contains('/'))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-    }
+    let commit = sys::runtime_commit();
     let loadavg = || sh("cat", &["/proc/loadavg"]);
     let loadavg_before = loadavg();
     eprintln!("multicore: runtime at {commit}; load {loadavg_before}");

@@ -34,7 +34,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use crate::multicore::{median, thousands, Run};
+use crate::multicore::{cpu_per_call_us, median, median_rate, rate_range, thousands, Run};
 use crate::{floor, ADD_REQUEST, ADD_RESPONSE};
 
 /// The servers measured, in table order.
@@ -201,28 +201,17 @@ pub struct Point {
 impl Point {
     /// Median calls per second over the windows.
     pub fn median_rate(&self) -> f64 {
-        median(self.runs.iter().map(Run::calls_per_second).collect())
+        median_rate(&self.runs)
     }
 
     /// Lowest and highest calls per second over the windows.
     pub fn range(&self) -> (f64, f64) {
-        let rates = self.runs.iter().map(Run::calls_per_second);
-        let lo = rates.clone().fold(f64::INFINITY, f64::min);
-        let hi = rates.fold(0.0, f64::max);
-        (lo, hi)
+        rate_range(&self.runs)
     }
 
     /// Median CPU time per call (µs): server threads, client threads.
     pub fn cpu_per_call_us(&self) -> (f64, f64) {
-        let per = |f: fn(&Run) -> u64| {
-            median(
-                self.runs
-                    .iter()
-                    .map(|r| f(r) as f64 / 1e3 / r.calls.max(1) as f64)
-                    .collect(),
-            )
-        };
-        (per(|r| r.server_cpu_ns), per(|r| r.client_cpu_ns))
+        cpu_per_call_us(&self.runs)
     }
 
     /// Median CPUs busy (server + client threads) during a window.

@@ -60,32 +60,47 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Median calls per second over `runs`.
+pub fn median_rate(runs: &[Run]) -> f64 {
+    median(runs.iter().map(Run::calls_per_second).collect())
+}
+
+/// Lowest and highest calls per second over `runs`.
+pub fn rate_range(runs: &[Run]) -> (f64, f64) {
+    let rates = runs.iter().map(Run::calls_per_second);
+    let lo = rates.clone().fold(f64::INFINITY, f64::min);
+    let hi = rates.fold(0.0, f64::max);
+    (lo, hi)
+}
+
+/// Median CPU time per call (µs) over `runs`: server threads, client
+/// threads.
+pub fn cpu_per_call_us(runs: &[Run]) -> (f64, f64) {
+    let per = |f: fn(&Run) -> u64| {
+        median(
+            runs.iter()
+                .map(|r| f(r) as f64 / 1e3 / r.calls.max(1) as f64)
+                .collect(),
+        )
+    };
+    (per(|r| r.server_cpu_ns), per(|r| r.client_cpu_ns))
+}
+
 impl Point {
     /// Median calls per second over the runs.
     pub fn median_rate(&self) -> f64 {
-        median(self.runs.iter().map(Run::calls_per_second).collect())
+        median_rate(&self.runs)
     }
 
     /// Lowest and highest calls per second over the runs.
     pub fn range(&self) -> (f64, f64) {
-        let rates = self.runs.iter().map(Run::calls_per_second);
-        let lo = rates.clone().fold(f64::INFINITY, f64::min);
-        let hi = rates.fold(0.0, f64::max);
-        (lo, hi)
+        rate_range(&self.runs)
     }
 
     /// Median CPU time per call (µs) of the server runtime, the client
     /// runtime.
     pub fn cpu_per_call_us(&self) -> (f64, f64) {
-        let per = |f: fn(&Run) -> u64| {
-            median(
-                self.runs
-                    .iter()
-                    .map(|r| f(r) as f64 / 1e3 / r.calls.max(1) as f64)
-                    .collect(),
-            )
-        };
-        (per(|r| r.server_cpu_ns), per(|r| r.client_cpu_ns))
+        cpu_per_call_us(&self.runs)
     }
 
     /// Median CPUs' worth of time the runtimes' threads spent runnable but

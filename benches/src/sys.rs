@@ -96,3 +96,36 @@ pub fn thread_cpu(server: &str, client: &str) -> ThreadCpu {
     }
     cpu
 }
+
+/// What `cmd args` prints, trimmed; `unknown` when it cannot run.
+pub fn sh(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "unknown".into(), |s| s.trim().to_owned())
+}
+
+/// The commit the runtime under measure is at, and the runtime's files
+/// changed since, for a benchmark's report.
+pub fn runtime_commit() -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = root.to_str().unwrap_or(".");
+    let mut commit = sh("git", &["-C", root, "log", "--oneline", "-1"]);
+    let dirty = sh(
+        "git",
+        &["-C", root, "status", "--porcelain", "--", "jsonrpc-runtime"],
+    );
+    if !dirty.is_empty() {
+        commit.push_str(" + uncommitted changes in jsonrpc-runtime: ");
+        commit.push_str(
+            &dirty
+                .split_whitespace()
+                .filter(|w| w.contains('/'))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    commit
+}
