@@ -530,11 +530,15 @@ impl<S: HttpService> HttpConnection<S> {
         let connection = builder.serve_connection(TokioIo::new(io), service);
         tokio::pin!(connection);
         let server = &self.server;
+        // One token to watch while serving: `stop` fires for a shutdown and
+        // for a drop of the server (which fires `abort` first).
         tokio::select! {
             biased;
-            () = server.abort.cancelled() => return self.cut_off.cancel(),
             ended = connection.as_mut() => return log_end(ended),
             () = server.stop.cancelled() => {}
+        }
+        if server.abort.is_cancelled() {
+            return self.cut_off.cancel();
         }
         self.setup.requests.close();
         let now = Instant::now();
