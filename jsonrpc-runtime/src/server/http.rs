@@ -30,6 +30,12 @@ use crate::router::Metrics;
 use crate::router::Router;
 use crate::transport::{Acceptor, PeerAddr};
 
+mod answers;
+mod rpc;
+
+pub(crate) use self::answers::{is_json, not_allowed, read_body, refused, text};
+use self::rpc::{RpcService, RpcSetup};
+
 /// The path JSON-RPC requests are posted to unless
 /// [`HttpListener::rpc_path`] says otherwise.
 const DEFAULT_RPC_PATH: &str = "/";
@@ -467,19 +473,6 @@ struct HttpSetup {
     requests: TaskTracker,
 }
 
-/// What every connection of one [`HttpListener`] shares.
-struct RpcSetup {
-    parse: ParseOptions,
-    max_body: usize,
-    rpc_path: String,
-    routes: Arc<dyn MakeRouterDyn>,
-    /// For its `on_connect` hook and its gate.
-    config: Config,
-    /// Where the metrics are served, and the figures.
-    #[cfg(feature = "tower")]
-    metrics: Option<(String, Metrics)>,
-}
-
 /// Runs hyper's background work (HTTP/2 streams) on the server's tracker, so
 /// a shutdown waits for it too.
 #[derive(Clone)]
@@ -625,189 +618,6 @@ impl<S: HttpService> HttpConnection<S> {
             text(StatusCode::OK, "ok\n")
         }
     }
-}
-
-/// Answers JSON-RPC on one connection of an [`HttpListener`].
-struct RpcService {
-    router: Router,
-    addr: PeerAddr,
-    setup: Arc<RpcSetup>,
-}
-
-impl HttpService for RpcService {
-    type Body = Body;
-
-    async fn call(&self, request: Request<Incoming>) -> Response<Body> {
-        let path = request.uri().path();
-        if path == self.setup.rpc_path {
-            self.rpc(request).await
-        } else if let Some(response) = self.metrics(path, request.method()) {
-            response
-        } else {
-            text(StatusCode::NOT_FOUND, "not found\n")
-        }
-    }
-}
-
-impl RpcService {
-    /// The metrics page, if `path` is where it is served.
-    #[cfg(feature = "tower")]
-    fn metrics(&self, path: &str, method: &Method) -> Option<Response<Body>> {
-        let (at, metrics) = self.setup.metrics.as_ref()?;
-        if path != at {
-            return None;
-        }
-        if method != Method::GET && method != Method::HEAD {
-            return Some(not_allowed("GET, HEAD"));
-        }
-        let mut response = Response::new(Full::new(Bytes::from(metrics.render_prometheus())));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        );
-        Some(response)
-    }
-
-    #[cfg(not(feature = "tower"))]
-    fn metrics(&self, _path: &str, _method: &Method) -> Option<Response<Body>> {
-        None
-    }
-
-    async fn rpc(&self, request: Request<Incoming>) -> Response<Body> {
-        if request.method() != Method::POST {
-            return not_allowed("POST");
-        }
-        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
-            return text(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "send JSON-RPC messages as `Content-Type: application/json`\n",
-            );
-        }
-        let (parts, body) = request.into_parts();
-        let mut caller = ConnectionInfo::new()
-            .with_addr(self.addr.clone())
-            .with_request(parts.uri, parts.headers);
-        if let Err(refusal) = self.setup.config.vet(&mut caller) {
-            return refused(&refusal);
-        }
-        let body = match read_body(body, self.setup.max_body).await {
-            Ok(body) => body,
-            Err(refused) => return refused,
-        };
-        let caller = Arc::new(caller);
-        let gate = self.setup.config.gate.as_ref().map(|make| make());
-        let answer = self
-            .router
-            .respond_in(&body, &self.setup.parse, Some(&caller), gate.as_deref())
-            .await;
-        match answer {
-            Some(answer) => {
-                let mut response = Response::new(Full::new(answer));
-                response.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                );
-                response
-            }
-            None => {
-                let mut response = Response::new(Body::default());
-                *response.status_mut() = StatusCode::NO_CONTENT;
-                response
-            }
-        }
-    }
-}
-
-/// Reads a request's whole body, up to `limit` bytes: `413` over it (by
-/// its `Content-Length`, or while a chunked body is read), `400` when it
-/// cannot be read.
-pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
-    if body.size_hint().lower() > limit as u64 {
-        return Err(too_large(limit));
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(e) if e.is::<LengthLimitError>() => Err(too_large(limit)),
-        Err(e) => {
-            tracing::debug!(error = %e, "reading a request body failed");
-            Err(text(
-                StatusCode::BAD_REQUEST,
-                "the body could not be read\n",
-            ))
-        }
-    }
-}
-
-/// Whether a `Content-Type` is JSON in UTF-8: `application/json`, with any
-/// parameters, but a `charset` only if it is UTF-8.
-pub(crate) fn is_json(content_type: Option<&HeaderValue>) -> bool {
-    let Some(value) = content_type else {
-        return false;
-    };
-    // What nearly every client sends, without splitting it.
-    if value.as_bytes().eq_ignore_ascii_case(b"application/json") {
-        return true;
-    }
-    let Ok(value) = value.to_str() else {
-        return false;
-    };
-    let mut parts = value.split(';');
-    let essence = parts.next().unwrap_or_default().trim();
-    if !essence.eq_ignore_ascii_case("application/json") {
-        return false;
-    }
-    parts.all(|parameter| match parameter.split_once('=') {
-        Some((name, charset)) if name.trim().eq_ignore_ascii_case("charset") => {
-            let charset = charset.trim().trim_matches('"');
-            charset.eq_ignore_ascii_case("utf-8") || charset.eq_ignore_ascii_case("utf8")
-        }
-        _ => true,
-    })
-}
-
-pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
-/// The answer to a request the config's `on_connect` hook refused.
-pub(crate) fn refused(refusal: &Refusal) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(format!("{}\n", refusal.reason()))));
-    *response.status_mut() = refusal.status();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.extend(refusal.headers().clone());
-    response
-}
-
-pub(crate) fn not_allowed(allow: &'static str) -> Response<Body> {
-    let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
-    response
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static(allow));
-    response
-}
-
-/// `413`; the rest of the body is not read, so an HTTP/1 connection is
-/// closed after it (see [`HttpConnection::handle`]).
-pub(crate) fn too_large(limit: usize) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(format!(
-        "the body is over the {limit}-byte limit\n"
-    ))));
-    *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 fn log_end(ended: Result<(), Box<dyn std::error::Error + Send + Sync>>) {

@@ -1,0 +1,109 @@
+//! JSON-RPC over HTTP on one connection of an [`HttpListener`]: each `POST`
+//! vetted by the config's `on_connect` hook and answered through the router;
+//! the metrics page.
+
+use super::*;
+
+/// What every connection of one [`HttpListener`] shares.
+pub(super) struct RpcSetup {
+    pub(super) parse: ParseOptions,
+    pub(super) max_body: usize,
+    pub(super) rpc_path: String,
+    pub(super) routes: Arc<dyn MakeRouterDyn>,
+    /// For its `on_connect` hook and its gate.
+    pub(super) config: Config,
+    /// Where the metrics are served, and the figures.
+    #[cfg(feature = "tower")]
+    pub(super) metrics: Option<(String, Metrics)>,
+}
+
+/// Answers JSON-RPC on one connection of an [`HttpListener`].
+pub(super) struct RpcService {
+    pub(super) router: Router,
+    pub(super) addr: PeerAddr,
+    pub(super) setup: Arc<RpcSetup>,
+}
+
+impl HttpService for RpcService {
+    type Body = Body;
+
+    async fn call(&self, request: Request<Incoming>) -> Response<Body> {
+        let path = request.uri().path();
+        if path == self.setup.rpc_path {
+            self.rpc(request).await
+        } else if let Some(response) = self.metrics(path, request.method()) {
+            response
+        } else {
+            text(StatusCode::NOT_FOUND, "not found\n")
+        }
+    }
+}
+
+impl RpcService {
+    /// The metrics page, if `path` is where it is served.
+    #[cfg(feature = "tower")]
+    fn metrics(&self, path: &str, method: &Method) -> Option<Response<Body>> {
+        let (at, metrics) = self.setup.metrics.as_ref()?;
+        if path != at {
+            return None;
+        }
+        if method != Method::GET && method != Method::HEAD {
+            return Some(not_allowed("GET, HEAD"));
+        }
+        let mut response = Response::new(Full::new(Bytes::from(metrics.render_prometheus())));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        Some(response)
+    }
+
+    #[cfg(not(feature = "tower"))]
+    fn metrics(&self, _path: &str, _method: &Method) -> Option<Response<Body>> {
+        None
+    }
+
+    async fn rpc(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.method() != Method::POST {
+            return not_allowed("POST");
+        }
+        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+            return text(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send JSON-RPC messages as `Content-Type: application/json`\n",
+            );
+        }
+        let (parts, body) = request.into_parts();
+        let mut caller = ConnectionInfo::new()
+            .with_addr(self.addr.clone())
+            .with_request(parts.uri, parts.headers);
+        if let Err(refusal) = self.setup.config.vet(&mut caller) {
+            return refused(&refusal);
+        }
+        let body = match read_body(body, self.setup.max_body).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        let caller = Arc::new(caller);
+        let gate = self.setup.config.gate.as_ref().map(|make| make());
+        let answer = self
+            .router
+            .respond_in(&body, &self.setup.parse, Some(&caller), gate.as_deref())
+            .await;
+        match answer {
+            Some(answer) => {
+                let mut response = Response::new(Full::new(answer));
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            }
+            None => {
+                let mut response = Response::new(Body::default());
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                response
+            }
+        }
+    }
+}
