@@ -114,10 +114,7 @@ impl Transport {
     /// `POST` runs on a task of its own).
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub fn http(url: &str, config: &Config) -> io::Result<Transport> {
-        let uri = parse_url(url, "http")?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = PostClient::Http(client_builder().build(connector));
+        let (client, uri) = PostClient::plain(url)?;
         Ok(post_transport(client, uri, config))
     }
 
@@ -159,15 +156,13 @@ impl Transport {
         tls: &crate::tls::ClientTls,
         config: &Config,
     ) -> io::Result<Transport> {
-        let uri = parse_url(url, "https")?;
-        let connector = super::tls::https::HttpsConnector::new(tls);
-        let client = PostClient::Https(client_builder().build(connector));
+        let (client, uri) = PostClient::tls(url, tls)?;
         Ok(post_transport(client, uri, config))
     }
 }
 
 /// The client's pool settings, shared by both schemes.
-pub(crate) fn client_builder() -> hyper_util::client::legacy::Builder {
+fn client_builder() -> hyper_util::client::legacy::Builder {
     let mut builder = Client::builder(TokioExecutor::new());
     builder
         .pool_timer(TokioTimer::new())
@@ -196,7 +191,7 @@ fn post_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
 }
 
 /// The URL as a URI, if its scheme is `scheme` (`http` or `https`).
-pub(crate) fn parse_url(url: &str, scheme: &str) -> io::Result<Uri> {
+fn parse_url(url: &str, scheme: &str) -> io::Result<Uri> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     let uri: Uri = url
         .parse()
@@ -362,6 +357,23 @@ pub(crate) enum PostClient {
 }
 
 impl PostClient {
+    /// A client for `url`, which must be `http://`.
+    pub(crate) fn plain(url: &str) -> io::Result<(PostClient, Uri)> {
+        let uri = parse_url(url, "http")?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        Ok((PostClient::Http(client_builder().build(connector)), uri))
+    }
+
+    /// A client for `url`, which must be `https://`, trusting what `tls`
+    /// trusts.
+    #[cfg(feature = "tls")]
+    pub(crate) fn tls(url: &str, tls: &crate::tls::ClientTls) -> io::Result<(PostClient, Uri)> {
+        let uri = parse_url(url, "https")?;
+        let connector = super::tls::https::HttpsConnector::new(tls);
+        Ok((PostClient::Https(client_builder().build(connector)), uri))
+    }
+
     pub(crate) fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
         match self {
             PostClient::Http(client) => client.request(request),

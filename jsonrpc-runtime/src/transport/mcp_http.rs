@@ -18,14 +18,13 @@ use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
 use serde::Deserialize;
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore};
 
 use super::http::{
-    chain, client_builder, excerpt, is_json_rpc, parse_url, read_excerpt, response_ids,
-    HttpFailure, PostClient, MAX_POSTS_IN_FLIGHT,
+    chain, excerpt, is_json_rpc, read_excerpt, response_ids, HttpFailure, PostClient,
+    MAX_POSTS_IN_FLIGHT,
 };
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
@@ -144,10 +143,7 @@ impl Transport {
     /// `POST` runs on a task of its own).
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub fn mcp_http(url: &str, config: &Config) -> io::Result<Transport> {
-        let uri = parse_url(url, "http")?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = PostClient::Http(client_builder().build(connector));
+        let (client, uri) = PostClient::plain(url)?;
         Ok(mcp_transport(client, uri, config))
     }
 
@@ -186,9 +182,7 @@ impl Transport {
         tls: &crate::tls::ClientTls,
         config: &Config,
     ) -> io::Result<Transport> {
-        let uri = parse_url(url, "https")?;
-        let connector = super::tls::https::HttpsConnector::new(tls);
-        let client = PostClient::Https(client_builder().build(connector));
+        let (client, uri) = PostClient::tls(url, tls)?;
         Ok(mcp_transport(client, uri, config))
     }
 }
