@@ -33,14 +33,12 @@ use std::time::{Duration, Instant};
 
 use jsonrpc_benches::http::{self, HttpClient, Point, Results, IMPLEMENTATIONS};
 use jsonrpc_benches::jsonrpsee_side;
-use jsonrpc_benches::multicore::Run;
+use jsonrpc_benches::multicore::{Run, ServerSide};
 use jsonrpc_benches::service::{hand_router, State};
 use jsonrpc_benches::sys::{self, pin_to_cpu, sh, thread_cpu};
-use jsonrpc_runtime::server::{HttpListener, Server};
+use jsonrpc_runtime::server::HttpListener;
 use jsonrpc_runtime::transport::TcpAcceptor;
-use jsonrpsee::server::ServerHandle;
 use tokio::runtime::Runtime;
-use tokio::task::JoinHandle;
 
 const CONNECTIONS: [usize; 3] = [1, 8, 32];
 const SERVER_WORKERS: usize = 2;
@@ -55,22 +53,16 @@ const SERVER_THREAD: &str = "http-server";
 const CLIENT_THREAD: &str = "http-client";
 const SEQUENTIAL_THREAD: &str = "http-sequential";
 
-enum ServerSide {
-    Hyper(JoinHandle<()>),
-    Ours(Server),
-    Jsonrpsee(ServerHandle),
-}
-
 /// Starts `imp` on a loopback port, on the runtime this runs in.
 async fn start_server(imp: &str) -> (SocketAddr, ServerSide) {
     match imp {
         "hyper_floor" => {
             let (addr, accept) = http::hyper_floor().await;
-            (addr, ServerSide::Hyper(accept))
+            (addr, ServerSide::Floor(accept))
         }
         "hyper_two_phase" => {
             let (addr, accept) = http::hyper_two_phase().await;
-            (addr, ServerSide::Hyper(accept))
+            (addr, ServerSide::Floor(accept))
         }
         "ours" => {
             let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.expect("bind");
@@ -86,19 +78,6 @@ async fn start_server(imp: &str) -> (SocketAddr, ServerSide) {
             (addr, ServerSide::Jsonrpsee(handle))
         }
         other => unreachable!("{other}"),
-    }
-}
-
-impl ServerSide {
-    async fn stop(self) {
-        match self {
-            ServerSide::Hyper(accept) => accept.abort(),
-            ServerSide::Ours(server) => server.shutdown(Duration::from_secs(1)).await,
-            ServerSide::Jsonrpsee(handle) => {
-                let _ = handle.stop();
-                handle.stopped().await;
-            }
-        }
     }
 }
 

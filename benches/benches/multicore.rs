@@ -48,21 +48,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
-use jsonrpc_benches::multicore::{Point, Results, Run, IMPLEMENTATIONS};
+use jsonrpc_benches::multicore::{Point, Results, Run, ServerSide, IMPLEMENTATIONS};
 use jsonrpc_benches::service::{hand_router, State};
 use jsonrpc_benches::sys::{self, sh, thread_cpu, ThreadCpu};
 use jsonrpc_benches::{floor, jsonrpsee_side, raw, AddParams};
-use jsonrpc_runtime::server::{Listener, Server};
+use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::{TcpAcceptor, WebSocketAcceptor};
 use jsonrpc_runtime::{Config, Peer, Transport};
 use jsonrpsee::core::client::ClientT as _;
-use jsonrpsee::server::ServerHandle;
 use jsonrpsee_ws_client::WsClient;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
-use tokio::task::JoinHandle;
 
 const CONNECTIONS: [usize; 4] = [1, 4, 16, 64];
 const IN_FLIGHT: usize = 32;
@@ -88,12 +86,6 @@ fn multi_thread(workers: usize, name: &str) -> Runtime {
 
 // ---------------------------------------------------------------------------
 // Servers (started inside the server runtime).
-
-enum ServerSide {
-    Floor(JoinHandle<()>),
-    Ours(Server),
-    Jsonrpsee(ServerHandle),
-}
 
 /// The raw floor's server: accept, and serve each connection on a task.
 async fn floor_server() -> (SocketAddr, ServerSide) {
@@ -134,19 +126,6 @@ async fn start_server(imp: &str) -> (SocketAddr, ServerSide) {
             (addr, ServerSide::Jsonrpsee(handle))
         }
         other => unreachable!("{other}"),
-    }
-}
-
-impl ServerSide {
-    async fn stop(self) {
-        match self {
-            ServerSide::Floor(accept) => accept.abort(),
-            ServerSide::Ours(server) => server.shutdown(Duration::from_secs(1)).await,
-            ServerSide::Jsonrpsee(handle) => {
-                let _ = handle.stop();
-                handle.stopped().await;
-            }
-        }
     }
 }
 

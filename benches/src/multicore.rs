@@ -266,3 +266,27 @@ pub fn thousands(v: f64) -> String {
     }
     out
 }
+
+/// A server under measure, to stop after its benchmark.
+pub enum ServerSide {
+    /// A hand-written floor's accept loop.
+    Floor(tokio::task::JoinHandle<()>),
+    /// Ours.
+    Ours(jsonrpc_runtime::Server),
+    /// jsonrpsee's.
+    Jsonrpsee(jsonrpsee::server::ServerHandle),
+}
+
+impl ServerSide {
+    /// Stops the server (ours and jsonrpsee's gracefully).
+    pub async fn stop(self) {
+        match self {
+            ServerSide::Floor(accept) => accept.abort(),
+            ServerSide::Ours(server) => server.shutdown(std::time::Duration::from_secs(1)).await,
+            ServerSide::Jsonrpsee(handle) => {
+                let _ = handle.stop();
+                handle.stopped().await;
+            }
+        }
+    }
+}
