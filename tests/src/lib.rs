@@ -310,3 +310,19 @@ pub async fn listening_lines(
     }
     lines
 }
+
+/// Sends SIGTERM to an example server and waits for it to exit (within
+/// [`ANSWER_TIMEOUT`]); returns how it exited.
+pub async fn terminate(child: &mut tokio::process::Child) -> std::process::ExitStatus {
+    let pid = child.id().expect("the child is running").to_string();
+    let killed = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(killed.success(), "kill -TERM {pid} failed");
+    tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
+        .await
+        .expect("the server exits after SIGTERM")
+        .expect("waiting for the server")
+}

@@ -546,17 +546,7 @@ async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm
     assert_eq!(text(&echo), "after");
     peer.close(Duration::from_secs(5)).await;
 
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
-        .await
-        .expect("mcp_server exits after SIGTERM")
-        .unwrap();
+    let status = tests::terminate(&mut child).await;
     assert!(status.success(), "{status}");
     let logs = logs.await.unwrap().join("\n");
     assert!(

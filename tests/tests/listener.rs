@@ -204,17 +204,7 @@ async fn spec_server_serves_every_socket_and_exits_cleanly_on_sigterm() {
         assert_eq!(client.call::<i64>("sum", [1, 2, 3]).await.unwrap(), 6);
     }
 
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
-        .await
-        .expect("spec_server exits after SIGTERM")
-        .unwrap();
+    let status = tests::terminate(&mut child).await;
     assert!(status.success(), "{status}");
     assert!(!path.exists(), "spec_server removed its socket file");
     for client in &clients {

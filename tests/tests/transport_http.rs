@@ -747,17 +747,7 @@ async fn spec_server_serves_http_with_tcp_and_exits_cleanly_on_sigterm() {
     let tcp_peer = Peer::spawn(Transport::connect_tcp(tcp, &config).await.unwrap());
     assert_eq!(tcp_peer.call::<i64>("subtract", [5, 8]).await.unwrap(), -3);
 
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::time::timeout(ANSWER_TIMEOUT, child.wait())
-        .await
-        .expect("spec_server exits after SIGTERM")
-        .unwrap();
+    let status = tests::terminate(&mut child).await;
     assert!(status.success(), "{status}");
     tokio::time::timeout(ANSWER_TIMEOUT, tcp_peer.closed())
         .await

@@ -817,16 +817,7 @@ async fn spec_server_serves_tls_wss_and_https_with_a_certificate_and_key() {
     );
     assert_eq!(subtract(&over_wss, 2, 1).await, 1);
 
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
-    let status = within("spec_server exiting after SIGTERM", child.wait())
-        .await
-        .unwrap();
+    let status = tests::terminate(&mut child).await;
     assert!(status.success(), "{status}");
     over_https.close(Duration::ZERO).await;
 }
@@ -954,15 +945,6 @@ async fn mcp_server_serves_streamable_https_with_its_instance_tag() {
     };
     assert!(ended.contains("session a7."), "{ended}");
 
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
-    let status = within("mcp_server exiting after SIGTERM", child.wait())
-        .await
-        .unwrap();
+    let status = tests::terminate(&mut child).await;
     assert!(status.success(), "{status}");
 }
