@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use std::fmt;
 
+use super::scan::scan;
 use super::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
 };
@@ -102,8 +103,17 @@ impl RawExtras<'_> {
     }
 }
 
-/// Classifies one frame's text.
+/// Classifies one frame's text: the common shape by the scanner, the rest
+/// by the general path.
 pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
+    match scan(text, options) {
+        Some(classified) => ClassifiedFrame::Single(classified),
+        None => classify_general(text, options),
+    }
+}
+
+/// Classifies any frame, through serde_json.
+pub(super) fn classify_general<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
     // A refused batch's elements are only skipped, never read.
     let cap = match options.batches {
         Batches::Accept => options.max_batch_len,
@@ -310,7 +320,7 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
 /// Rule 8 when params must be objects: `{}` when absent, an array or
 /// another value refused for a request and replaced by `{}` for a
 /// notification.
-fn object_params<'a>(
+pub(super) fn object_params<'a>(
     params: Option<&'a RawValue>,
     id: Option<&Id>,
     options: &ParseOptions,

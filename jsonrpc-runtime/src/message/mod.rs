@@ -40,6 +40,7 @@ use crate::id::Id;
 
 mod classify;
 mod encode;
+mod scan;
 
 pub(crate) use self::classify::{
     classify_frame, Classified, ClassifiedFrame, RawExtras, KNOWN_KEYS,
