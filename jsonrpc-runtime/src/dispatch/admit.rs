@@ -8,7 +8,6 @@ use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -17,7 +16,7 @@ use crate::codec::Frame;
 use crate::context::{CancelToken, Context, ProgressSink};
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
-use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras};
+use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras, RawJson};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{overloaded, Decision, GateInput, SharedPermit};
 use crate::router::{first_step, Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
@@ -170,7 +169,7 @@ impl Reader {
         &mut self,
         id: Id,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         extras: RawExtras<'_>,
         batch: Batch<'_>,
     ) {
@@ -273,7 +272,7 @@ impl Reader {
         &mut self,
         id: Id,
         route: Route,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         extras: RawExtras<'_>,
         batch: Batch<'_>,
     ) {
@@ -386,7 +385,7 @@ impl Reader {
     async fn on_notification(
         &mut self,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         extras: RawExtras<'_>,
         batch: Batch<'_>,
     ) {
@@ -457,7 +456,7 @@ impl Reader {
     }
 
     /// Step 1: cancellation and progress notifications; true if it was one.
-    fn protocol_notification(&self, method: &str, params: Option<&RawValue>) -> bool {
+    fn protocol_notification(&self, method: &str, params: Option<RawJson<'_>>) -> bool {
         let shared = &self.connection.shared;
         let config = &shared.config;
         if let Some(policy) = config.cancellation.as_ref().filter(|p| p.method == method) {

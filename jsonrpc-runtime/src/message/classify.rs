@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use std::fmt;
 
+use super::raw::RawJson;
 use super::scan::scan;
 use super::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
@@ -48,17 +49,17 @@ pub(crate) enum Classified<'a> {
     Request {
         id: Id,
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<RawJson<'a>>,
         extras: RawExtras<'a>,
     },
     Notification {
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<RawJson<'a>>,
         extras: RawExtras<'a>,
     },
     Response {
         id: Id,
-        outcome: Result<&'a RawValue, ErrorObject>,
+        outcome: Result<RawJson<'a>, ErrorObject>,
         extras: RawExtras<'a>,
     },
     /// A response to `id` that is malformed: the call waiting on `id` fails,
@@ -225,7 +226,7 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
             ),
             (Some(result), None, Some(id)) => Classified::Response {
                 id,
-                outcome: Ok(result),
+                outcome: Ok(result.into()),
                 extras: env.extras,
             },
             (None, Some(error), Some(id)) => match serde_json::from_str::<ErrorObject>(error.get())
@@ -269,14 +270,14 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
     // Rule 8: the params.
     let params = match env.params {
         _ if options.params == ParamsShape::Object => {
-            match object_params(env.params, id.as_ref(), options) {
+            match object_params(env.params.map(RawJson::from), id.as_ref(), options) {
                 Ok(params) => Some(params),
                 Err(refusal) => return refusal,
             }
         }
         None => None,
         Some(raw) => match raw.get().as_bytes().first() {
-            Some(b'{' | b'[') => Some(raw),
+            Some(b'{' | b'[') => Some(raw.into()),
             Some(b'n') if id.is_some() && options.null_params == NullParams::Refuse => {
                 return refuse(
                     answer_id(),
@@ -321,14 +322,11 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
 /// another value refused for a request and replaced by `{}` for a
 /// notification.
 pub(super) fn object_params<'a>(
-    params: Option<&'a RawValue>,
+    params: Option<RawJson<'a>>,
     id: Option<&Id>,
     options: &ParseOptions,
-) -> Result<&'a RawValue, Classified<'a>> {
-    static EMPTY: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
-    let empty: &'static RawValue = EMPTY.get_or_init(|| {
-        RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
-    });
+) -> Result<RawJson<'a>, Classified<'a>> {
+    let empty = RawJson::validated("{}");
     match params {
         None => Ok(empty),
         Some(raw) if raw.get().starts_with('{') => Ok(raw),

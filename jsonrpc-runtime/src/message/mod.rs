@@ -40,11 +40,13 @@ use crate::id::Id;
 
 mod classify;
 mod encode;
+mod raw;
 mod scan;
 
 pub(crate) use self::classify::{
     classify_frame, Classified, ClassifiedFrame, RawExtras, KNOWN_KEYS,
 };
+pub(crate) use self::raw::RawJson;
 
 pub(crate) use self::encode::{call_body, error_response, response, BatchAnswers};
 use self::encode::{write_call, write_error, write_result};
@@ -335,8 +337,19 @@ impl Message {
     }
 
     fn from_classified(m: Classified<'_>) -> Message {
-        let own = |raw: Option<&RawValue>| raw.map(RawValue::to_owned);
-        match m {
+        // The scanner validated the members; serde_json reads them once more
+        // to own them, and were it to disagree, its word is final.
+        Message::owned(m).unwrap_or_else(|e| {
+            Message::Refused(Refusal {
+                id: Id::NULL,
+                error: ErrorObject::parse_error(e),
+            })
+        })
+    }
+
+    fn owned(m: Classified<'_>) -> serde_json::Result<Message> {
+        let own = |raw: Option<RawJson<'_>>| raw.map(RawJson::to_raw_value).transpose();
+        Ok(match m {
             Classified::Request {
                 id,
                 method,
@@ -345,7 +358,7 @@ impl Message {
             } => Message::Request(Request {
                 id,
                 method: method.into_owned(),
-                params: own(params),
+                params: own(params)?,
                 extras: extras.to_owned_extras(),
             }),
             Classified::Notification {
@@ -354,7 +367,7 @@ impl Message {
                 extras,
             } => Message::Notification(Notification {
                 method: method.into_owned(),
-                params: own(params),
+                params: own(params)?,
                 extras: extras.to_owned_extras(),
             }),
             Classified::Response {
@@ -363,7 +376,10 @@ impl Message {
                 extras,
             } => Message::Response(Response {
                 id,
-                outcome: outcome.map(RawValue::to_owned),
+                outcome: match outcome {
+                    Ok(result) => Ok(result.to_raw_value()?),
+                    Err(error) => Err(error),
+                },
                 extras: extras.to_owned_extras(),
             }),
             Classified::BadResponse { error, .. } => Message::Refused(Refusal {
@@ -375,7 +391,7 @@ impl Message {
                 error,
             }),
             Classified::Refused(r) => Message::Refused(r),
-        }
+        })
     }
 
     /// Writes the message as one JSON envelope (no framing).

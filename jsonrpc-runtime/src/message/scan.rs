@@ -17,10 +17,8 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use super::classify::{object_params, Classified, RawExtras};
+use super::raw::RawJson;
 use super::{ParamsShape, ParseOptions};
 use crate::id::Id;
 
@@ -168,15 +166,40 @@ impl<'a> Cursor<'a> {
     /// escape and no control character.
     fn plain_str(&mut self) -> Option<&'a str> {
         let start = self.pos;
-        let len = self.bytes[start..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        if self.bytes[start + len] != b'"' {
+        self.skip_plain();
+        if self.next()? != b'"' {
             return None;
         }
-        self.pos = start + len + 1;
         // Both ends sit next to an ASCII quote, so on character boundaries.
-        self.text.get(start..start + len)
+        self.text.get(start..self.pos - 1)
+    }
+
+    /// Skips the bytes of a string that need no look: up to a quote, a
+    /// backslash, a control character or the end.
+    fn skip_plain(&mut self) {
+        let bytes = self.bytes;
+        let mut pos = self.pos;
+        // Short strings (names, methods) byte by byte.
+        let short = bytes.len().min(pos + 16);
+        while pos < short && !STOPS[usize::from(bytes[pos])] {
+            pos += 1;
+        }
+        if pos == short {
+            // Long ones eight bytes at a time, then to the stop.
+            while let Some(word) = bytes.get(pos..pos + 8) {
+                let Ok(word) = <[u8; 8]>::try_from(word) else {
+                    break;
+                };
+                if needs_look(u64::from_le_bytes(word)) {
+                    break;
+                }
+                pos += 8;
+            }
+            while pos < bytes.len() && !STOPS[usize::from(bytes[pos])] {
+                pos += 1;
+            }
+        }
+        self.pos = pos;
     }
 
     /// A string id without escapes, or a positive integer of at most 18
@@ -216,24 +239,156 @@ impl<'a> Cursor<'a> {
         )
     }
 
-    /// An object or an array, read and validated by serde_json.
-    fn raw_compound(&mut self) -> Option<&'a RawValue> {
-        match self.bytes.get(self.pos)? {
+    /// An object or an array.
+    fn raw_compound(&mut self) -> Option<RawJson<'a>> {
+        match self.peek()? {
             b'{' | b'[' => self.raw(),
             _ => None,
         }
     }
 
-    /// Any value, read and validated by serde_json.
-    fn raw(&mut self) -> Option<&'a RawValue> {
-        let rest = &self.text[self.pos..];
-        let mut deserializer = serde_json::Deserializer::from_str(rest);
-        let raw = <&'a RawValue>::deserialize(&mut deserializer).ok()?;
-        // Where the value ends, as an offset into `rest`.
-        let end = raw.get().as_ptr() as usize - rest.as_ptr() as usize + raw.get().len();
-        self.pos += end;
-        Some(raw)
+    /// One value, validated here: its text.
+    fn raw(&mut self) -> Option<RawJson<'a>> {
+        let start = self.pos;
+        self.value(0)?;
+        Some(RawJson::validated(self.text.get(start..self.pos)?))
     }
+
+    /// Skips one value, checking it is JSON; `None` at anything malformed,
+    /// at a `\u` escape, or deeper than [`MAX_DEPTH`].
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.next()? {
+            b'{' => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                self.skip_whitespace();
+                if self.peek()? == b'}' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.expect(b'"')?;
+                    self.string()?;
+                    self.expect(b':')?;
+                    self.skip_whitespace();
+                    self.value(depth + 1)?;
+                    self.skip_whitespace();
+                    match self.next()? {
+                        b',' => continue,
+                        b'}' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                self.skip_whitespace();
+                if self.peek()? == b']' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip_whitespace();
+                    self.value(depth + 1)?;
+                    self.skip_whitespace();
+                    match self.next()? {
+                        b',' => continue,
+                        b']' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => self.string(),
+            b'-' => self.number(),
+            b'0'..=b'9' => {
+                self.pos -= 1;
+                self.number()
+            }
+            b't' => self.literal(b"rue"),
+            b'f' => self.literal(b"alse"),
+            b'n' => self.literal(b"ull"),
+            _ => None,
+        }
+    }
+
+    /// The rest of a string whose opening quote was read: any text without
+    /// control characters, with the two-character escapes.
+    fn string(&mut self) -> Option<()> {
+        loop {
+            self.skip_plain();
+            match self.next()? {
+                b'"' => return Some(()),
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, after the sign.
+    fn number(&mut self) -> Option<()> {
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            self.first_digit()?;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            self.first_digit()?;
+        }
+        Some(())
+    }
+
+    fn first_digit(&mut self) -> Option<()> {
+        self.next()?.is_ascii_digit().then(|| self.digits())
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+}
+
+/// The bytes a string's scan stops at: the quote, the backslash and the
+/// control characters.
+static STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        stops[byte] = true;
+        byte += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
+/// Nesting the scanner reads; deeper values go to the general path.
+const MAX_DEPTH: usize = 64;
+
+/// Whether any of the eight bytes is a quote, a backslash or a control
+/// character (the bit tricks of "determine if a word has a byte less than
+/// n").
+fn needs_look(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH;
+    (below(quote, 1) | below(backslash, 1) | below(word, 0x20)) != 0
 }
 
 #[cfg(test)]
@@ -270,6 +425,10 @@ mod tests {
 
     /// Frames the scanner takes.
     const TAKEN: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":2,"method":"m","params":[0,-1,10.5,-0.25e+3,1E-2,2e9,true,false,null,"",{},[],{"":[]}]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"m","params":{ "a" : [ 1 , { "b" : "x\"\\\/\b\f\n\r\ty" } ] }}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"m","params":["a long string of more than eight bytes, with \"quotes\" inside, ünïcödé too"]}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":"0123456789abcdef0123456789"}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":2,"b":3}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#,
         r#" { "method" : "add" , "params" : [ 2 , 3 ] , "id" : "x-1" , "jsonrpc" : "2.0" } "#,
@@ -286,6 +445,20 @@ mod tests {
 
     /// Frames the scanner leaves to the general path.
     const DECLINED: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00e9"]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[01]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1.]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[.5]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1e]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[-]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[tru]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\x"]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[nul]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1 2]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1 "b":2}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":[\"tab\there and more text\"]}",
         r#"{"jsonrpc":"2.0","id":1234567890123456789,"method":"m","params":[]}"#,
         r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"m"}"#,
         r#"{"jsonrpc":"2.0","id":99999999999999999999999,"method":"m"}"#,

@@ -24,8 +24,10 @@ use std::collections::VecDeque;
 use std::mem;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::task::Poll;
 
 use bytes::Bytes;
+use futures_util::task::AtomicWaker;
 use tokio::sync::Notify;
 
 /// Messages to the writer task.
@@ -40,8 +42,9 @@ pub(crate) enum Outbound {
 #[derive(Debug)]
 pub(crate) struct Outbox {
     state: Mutex<State>,
-    /// Wakes the writer when it waits for frames.
-    ready: Notify,
+    /// Wakes the writer when it waits for frames (one waiter, so a waker
+    /// slot rather than a [`Notify`] and its list of waiters).
+    writer: AtomicWaker,
     queued: AtomicUsize,
     budget: usize,
     room: Notify,
@@ -64,7 +67,7 @@ impl Outbox {
     pub(crate) fn new(budget: usize) -> Self {
         Outbox {
             state: Mutex::new(State::default()),
-            ready: Notify::new(),
+            writer: AtomicWaker::new(),
             queued: AtomicUsize::new(0),
             budget,
             room: Notify::new(),
@@ -86,7 +89,7 @@ impl Outbox {
             mem::take(&mut state.writer_waiting)
         };
         if wake {
-            self.ready.notify_one();
+            self.writer.wake();
         }
         Ok(())
     }
@@ -112,21 +115,22 @@ impl Outbox {
     ///
     /// Cancel safe: frames are only taken when it returns.
     pub(crate) async fn take_all(&self, out: &mut VecDeque<Outbound>) -> bool {
-        loop {
-            {
-                let mut state = self.lock();
-                if !state.frames.is_empty() {
-                    mem::swap(&mut state.frames, out);
-                    return true;
-                }
-                if state.closed {
-                    return false;
-                }
-                state.writer_waiting = true;
+        std::future::poll_fn(|cx| {
+            // Registered before the look, so a push after it wakes this poll.
+            self.writer.register(cx.waker());
+            let mut state = self.lock();
+            if !state.frames.is_empty() {
+                mem::swap(&mut state.frames, out);
+                state.writer_waiting = false;
+                return Poll::Ready(true);
             }
-            // A push between the unlock and this wait leaves a permit.
-            self.ready.notified().await;
-        }
+            if state.closed {
+                return Poll::Ready(false);
+            }
+            state.writer_waiting = true;
+            Poll::Pending
+        })
+        .await
     }
 
     /// Whether the bytes queued are under the budget.

@@ -7,15 +7,15 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 
 use crate::error::{CallError, CloseReason, ErrorObject, RpcError};
 use crate::id::Id;
+use crate::message::RawJson;
 use crate::trace::CallSpan;
 
 /// How a call ended, as seen by the reader.
 pub(crate) enum Outcome<'a> {
-    Result(&'a RawValue),
+    Result(RawJson<'a>),
     Error(ErrorObject),
     Invalid(ErrorObject),
     Closed(CloseReason),

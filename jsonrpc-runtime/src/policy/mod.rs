@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
+use crate::message::RawJson;
 
 mod budget;
 mod gate;
@@ -164,7 +165,7 @@ impl CancellationPolicy {
     }
 
     /// The id a cancellation's params name.
-    pub(crate) fn target(&self, params: Option<&serde_json::value::RawValue>) -> Option<Id> {
+    pub(crate) fn target(&self, params: Option<RawJson<'_>>) -> Option<Id> {
         let params: Value = serde_json::from_str(params?.get()).ok()?;
         if let Some(shape) = &self.shape {
             return (shape.decode)(&params);
@@ -360,10 +361,7 @@ impl ProgressPolicy {
     }
 
     /// Splits a progress notification into its token and value.
-    pub(crate) fn parse(
-        &self,
-        params: Option<&serde_json::value::RawValue>,
-    ) -> Option<(Id, Value)> {
+    pub(crate) fn parse(&self, params: Option<RawJson<'_>>) -> Option<(Id, Value)> {
         let Value::Object(mut members) = serde_json::from_str(params?.get()).ok()? else {
             return None;
         };
@@ -376,10 +374,7 @@ impl ProgressPolicy {
     }
 
     /// The progress and partial-result tokens an inbound request carries.
-    pub(crate) fn tokens(
-        &self,
-        params: Option<&serde_json::value::RawValue>,
-    ) -> (Option<Id>, Option<Id>) {
+    pub(crate) fn tokens(&self, params: Option<RawJson<'_>>) -> (Option<Id>, Option<Id>) {
         let Some(raw) = params else {
             return (None, None);
         };
@@ -460,7 +455,9 @@ mod tests {
         );
         assert!(mcp.params(&Id::from("t"), json!(3)).is_err());
         let (token, value) = mcp
-            .parse(Some(&raw(json!({"progressToken": "t", "progress": 2}))))
+            .parse(Some(RawJson::from(&*raw(
+                json!({"progressToken": "t", "progress": 2}),
+            ))))
             .unwrap();
         assert_eq!((token, value), (Id::from("t"), json!({"progress": 2})));
     }
@@ -470,13 +467,19 @@ mod tests {
         let lsp = ProgressPolicy::lsp();
         let params = raw(json!({"workDoneToken": "w", "partialResultToken": 7, "x": 1}));
         assert_eq!(
-            lsp.tokens(Some(&params)),
+            lsp.tokens(Some(RawJson::from(&*params))),
             (Some(Id::from("w")), Some(Id::from(7)))
         );
         let mcp = ProgressPolicy::mcp();
         let params = raw(json!({"_meta": {"progressToken": 3}}));
-        assert_eq!(mcp.tokens(Some(&params)), (Some(Id::from(3)), None));
-        assert_eq!(mcp.tokens(Some(&raw(json!({"name": "x"})))), (None, None));
+        assert_eq!(
+            mcp.tokens(Some(RawJson::from(&*params))),
+            (Some(Id::from(3)), None)
+        );
+        assert_eq!(
+            mcp.tokens(Some(RawJson::from(&*raw(json!({"name": "x"}))))),
+            (None, None)
+        );
     }
 
     #[test]
@@ -509,8 +512,14 @@ mod tests {
         );
         let params = policy.params(&Id::from("r7"), Some("user"));
         assert_eq!(params, json!({"target": {"request": "r7"}, "why": "user"}));
-        assert_eq!(policy.target(Some(&raw(params))), Some(Id::from("r7")));
-        assert_eq!(policy.target(Some(&raw(json!({"unused": 1})))), None);
+        assert_eq!(
+            policy.target(Some(RawJson::from(&*raw(params)))),
+            Some(Id::from("r7"))
+        );
+        assert_eq!(
+            policy.target(Some(RawJson::from(&*raw(json!({"unused": 1}))))),
+            None
+        );
     }
 
     #[test]
@@ -518,7 +527,10 @@ mod tests {
         let mcp = CancellationPolicy::mcp();
         let params = mcp.params(&Id::from(4), Some("user"));
         assert_eq!(params, json!({"requestId": 4, "reason": "user"}));
-        assert_eq!(mcp.target(Some(&raw(params))), Some(Id::from(4)));
+        assert_eq!(
+            mcp.target(Some(RawJson::from(&*raw(params)))),
+            Some(Id::from(4))
+        );
         assert!(mcp.is_protected("initialize"));
         let lsp = CancellationPolicy::lsp();
         assert_eq!(

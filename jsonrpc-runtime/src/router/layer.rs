@@ -27,7 +27,7 @@ use super::{Reply, Router};
 use crate::context::Context;
 use crate::error::ErrorObject;
 use crate::id::Id;
-use crate::message::Dialect;
+use crate::message::{Dialect, RawJson};
 
 /// What a layered route's services are called with: one inbound request or
 /// notification.
@@ -70,7 +70,9 @@ impl Service<RpcRequest> for RouteService {
     }
 
     fn call(&mut self, request: RpcRequest) -> Self::Future {
-        let started = self.handler.invoke(request.params.as_deref(), request.ctx);
+        let started = self
+            .handler
+            .invoke(request.params.as_deref().map(RawJson::from), request.ctx);
         Box::pin(async move {
             match catch_panic(started?).await {
                 Ok(outcome) => outcome,
@@ -102,11 +104,15 @@ where
     S::Error: Into<tower::BoxError>,
     S::Future: Send,
 {
-    fn call(&self, params: Option<&RawValue>, ctx: Context) -> BoxFuture<RpcResult> {
+    fn call(&self, params: Option<RawJson<'_>>, ctx: Context) -> BoxFuture<RpcResult> {
+        let params = match params.map(RawJson::to_raw_value).transpose() {
+            Ok(params) => params,
+            Err(e) => return Box::pin(std::future::ready(Err(ErrorObject::invalid_params(e)))),
+        };
         let request = RpcRequest {
             method: ctx.method.clone(),
             id: ctx.id.clone(),
-            params: params.map(ToOwned::to_owned),
+            params,
             ctx,
         };
         let service = self.service.clone();
@@ -127,7 +133,7 @@ where
 {
     fn start(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
         dialect: Dialect,
     ) -> Result<BoxFuture<Answer>, ErrorObject> {
@@ -148,7 +154,7 @@ where
 
     fn invoke(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
     ) -> Result<BoxFuture<RpcResult>, ErrorObject> {
         Ok(self.call(params, ctx))

@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 
 use crate::context::Context;
 use crate::error::{ErrorObject, RpcError};
+use crate::message::RawJson;
 
 #[cfg(feature = "tower")]
 mod layer;
@@ -423,7 +424,7 @@ impl Router {
             return Err(ErrorObject::method_not_found(method));
         };
         let ctx = ctx.with_method(route.name.clone());
-        let fut = route.handler.invoke(params, ctx)?;
+        let fut = route.handler.invoke(params.map(RawJson::from), ctx)?;
         match catch_panic(fut).await {
             Ok(outcome) => outcome,
             Err(panic) => Err(ErrorObject::internal_error(format!(

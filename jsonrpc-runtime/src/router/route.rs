@@ -17,7 +17,7 @@ use super::{IntoReply, Reply};
 use crate::context::Context;
 use crate::error::{ErrorObject, RpcError};
 use crate::id::Id;
-use crate::message::{self, Dialect};
+use crate::message::{self, Dialect, RawJson};
 
 /// The kind of a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
     /// (notifications: the bytes are empty).
     fn start(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
         dialect: Dialect,
     ) -> Result<BoxFuture<Answer>, ErrorObject>;
@@ -47,7 +47,7 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
     #[allow(clippy::result_large_err)]
     fn spawn(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
         dialect: Dialect,
         task: RequestTask,
@@ -64,7 +64,7 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
     /// Decodes the params and runs the handler, yielding the raw result.
     fn invoke(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
     ) -> Result<BoxFuture<Result<Box<RawValue>, ErrorObject>>, ErrorObject>;
 }
@@ -145,7 +145,7 @@ where
 {
     fn start(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
         dialect: Dialect,
     ) -> Result<BoxFuture<Answer>, ErrorObject> {
@@ -160,7 +160,7 @@ where
     #[allow(clippy::result_large_err)]
     fn spawn(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
         dialect: Dialect,
         task: RequestTask,
@@ -177,7 +177,7 @@ where
 
     fn invoke(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
     ) -> Result<BoxFuture<Result<Box<RawValue>, ErrorObject>>, ErrorObject> {
         let params = decode_params::<P>(params)?;
@@ -202,7 +202,7 @@ where
 {
     fn start(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
         _dialect: Dialect,
     ) -> Result<BoxFuture<Answer>, ErrorObject> {
@@ -220,7 +220,7 @@ where
     #[allow(clippy::result_large_err)]
     fn spawn(
         &self,
-        _params: Option<&RawValue>,
+        _params: Option<RawJson<'_>>,
         ctx: Context,
         _dialect: Dialect,
         task: RequestTask,
@@ -232,7 +232,7 @@ where
 
     fn invoke(
         &self,
-        params: Option<&RawValue>,
+        params: Option<RawJson<'_>>,
         ctx: Context,
     ) -> Result<BoxFuture<Result<Box<RawValue>, ErrorObject>>, ErrorObject> {
         let params = decode_params::<P>(params)?;
@@ -268,7 +268,7 @@ pub(crate) fn encode_reply<T: Serialize, E: RpcError>(
 /// struct gets its defaults or a "missing field" error. `{}` and `[]` are
 /// also accepted where `()` is expected.
 pub(crate) fn decode_params<P: DeserializeOwned>(
-    params: Option<&RawValue>,
+    params: Option<RawJson<'_>>,
 ) -> Result<P, ErrorObject> {
     match params {
         None => P::deserialize(Absent).map_err(ErrorObject::invalid_params),
@@ -410,9 +410,9 @@ mod tests {
     fn unit_params_accept_every_empty_form() {
         decode_params::<()>(None).unwrap();
         for text in ["null", "{}", "[]", "{ }", "[\n]"] {
-            decode_params::<()>(Some(&raw(text))).unwrap();
+            decode_params::<()>(Some(RawJson::from(&*raw(text)))).unwrap();
         }
-        assert!(decode_params::<()>(Some(&raw("[1]"))).is_err());
+        assert!(decode_params::<()>(Some(RawJson::from(&*raw("[1]")))).is_err());
     }
 
     #[test]

@@ -278,7 +278,7 @@ impl Probe {
             Some(method) if envelope.id.is_none() => {
                 let token = progress
                     .filter(|p| p.method == method)
-                    .and_then(|p| p.parse(envelope.params))
+                    .and_then(|p| p.parse(envelope.params.map(crate::message::RawJson::from)))
                     .map(|(token, _)| token);
                 match token {
                     Some(token) => Probe::Progress(token),
