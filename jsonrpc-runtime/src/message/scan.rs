@@ -573,4 +573,162 @@ mod tests {
             assert!(scan(frame, &options).is_none(), "{frame}");
         }
     }
+
+    /// A small deterministic generator (xorshift), for frames built from
+    /// the pieces the scanner cares about.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn pick<'s>(&mut self, from: &[&'s str]) -> &'s str {
+            from[self.below(from.len())]
+        }
+
+        /// The first of `from` most of the time, one of the rest once in
+        /// eight.
+        fn mostly<'s>(&mut self, from: &[&'s str]) -> &'s str {
+            if self.below(8) == 0 {
+                self.pick(from)
+            } else {
+                from[0]
+            }
+        }
+    }
+
+    fn random_value(rng: &mut Rng, depth: usize) -> String {
+        const SCALARS: &[&str] = &[
+            "0",
+            "-1",
+            "12",
+            "1.5",
+            "-0.0e-2",
+            "3E+7",
+            "true",
+            "false",
+            "null",
+            r#""""#,
+            r#""x""#,
+            r#""a\"b""#,
+            r#""ünï""#,
+            r#""a long string, longer than sixteen bytes""#,
+        ];
+        // Broken, or beyond what the scanner reads.
+        const ODD: &[&str] = &[
+            "01",
+            "1.",
+            "-",
+            "nul",
+            r#""\u00e9""#,
+            r#""\q""#,
+            "\"tab\tin\"",
+        ];
+        if rng.below(16) == 0 {
+            return rng.pick(ODD).to_owned();
+        }
+        match rng.below(if depth > 3 { 1 } else { 4 }) {
+            0 => rng.pick(SCALARS).to_owned(),
+            1 => {
+                let items: Vec<String> = (0..rng.below(4))
+                    .map(|_| random_value(rng, depth + 1))
+                    .collect();
+                format!("[{}]", items.join(rng.mostly(&[",", " , ", ",,"])))
+            }
+            _ => {
+                let members: Vec<String> = (0..rng.below(4))
+                    .map(|_| {
+                        let key = rng.mostly(&[r#""a""#, r#""b c""#, r#""\n""#, "x"]);
+                        let colon = rng.mostly(&[":", " : ", ""]);
+                        format!("{key}{colon}{}", random_value(rng, depth + 1))
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
+    }
+
+    fn random_frame(rng: &mut Rng) -> String {
+        // Each member, its values (the first the usual one), and how often
+        // it is there, in sixteenths: once, twice.
+        let members: [(&str, &[&str], usize, usize); 7] = [
+            ("jsonrpc", &[r#""2.0""#, r#""2.1""#, "2.0"], 15, 1),
+            (
+                "id",
+                &[
+                    "1",
+                    "0",
+                    r#""s""#,
+                    "-3",
+                    "1.0",
+                    "null",
+                    "99999999999999999999",
+                ],
+                12,
+                1,
+            ),
+            ("method", &[r#""add""#, r#""a\"b""#, "7"], 12, 1),
+            ("params", &[], 12, 1),
+            ("result", &[], 4, 1),
+            ("error", &[r#"{"code":1,"message":"m"}"#], 1, 0),
+            ("extra", &["1"], 1, 0),
+        ];
+        let mut written = Vec::new();
+        for (name, values, once, twice) in members {
+            let roll = rng.below(16);
+            let times = if roll < twice {
+                2
+            } else if roll < twice + once {
+                1
+            } else {
+                0
+            };
+            for _ in 0..times {
+                let value = if values.is_empty() {
+                    random_value(rng, 0)
+                } else {
+                    rng.mostly(values).to_owned()
+                };
+                written.push(format!(r#""{name}":{value}"#));
+            }
+        }
+        // Shuffled, with whitespace here and there.
+        for i in (1..written.len()).rev() {
+            let j = rng.below(i + 1);
+            written.swap(i, j);
+        }
+        let sep = rng.mostly(&[",", " ,\n", ",\t"]);
+        let lead = rng.mostly(&["", " "]);
+        let tail = rng.mostly(&["", "\r\n", "x"]);
+        format!("{lead}{{{}}}{tail}", written.join(sep))
+    }
+
+    #[test]
+    fn random_frames_classify_as_the_general_path_does() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let options = all_options();
+        let mut taken = 0;
+        for _ in 0..20_000 {
+            let frame = random_frame(&mut rng);
+            let options = &options[rng.below(options.len())];
+            if let Some(fast) = scan(&frame, options) {
+                taken += 1;
+                let general = format!("{:?}", classify_general(&frame, options));
+                assert_eq!(
+                    format!("Single({fast:?})"),
+                    general,
+                    "{frame} under {options:?}"
+                );
+            }
+        }
+        assert!(taken > 2_000, "the scanner took {taken} frames");
+    }
 }
