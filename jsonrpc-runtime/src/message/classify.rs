@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use std::fmt;
 
 use super::raw::RawJson;
-use super::scan::scan;
+use super::scan::{scan, SCAN_MAX};
 use super::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
 };
@@ -107,10 +107,12 @@ impl RawExtras<'_> {
 /// Classifies one frame's text: the common shape by the scanner, the rest
 /// by the general path.
 pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
-    match scan(text, options) {
-        Some(classified) => ClassifiedFrame::Single(classified),
-        None => classify_general(text, options),
+    if text.len() <= SCAN_MAX {
+        if let Some(classified) = scan(text, options) {
+            return ClassifiedFrame::Single(classified);
+        }
     }
+    classify_general(text, options)
 }
 
 /// Classifies any frame, through serde_json.

@@ -1,10 +1,15 @@
 //! The wire model: classifying one inbound frame, and writing outbound
 //! envelopes.
 //!
-//! Parsing is done once, borrowing from the frame: `params`, `result` and
-//! `data` stay [`RawValue`]s until a route or a caller decodes them straight
-//! into its own type. The classifier follows the nine rules of the project's
-//! design, in order:
+//! Parsing is done once, borrowing from the frame: `params` and `result`
+//! stay raw JSON text until a route or a caller decodes them straight into
+//! its own type. The common shape (`jsonrpc`, `id`, `method`, `params` or
+//! `result`, in any order, plain strings) is read by a hand-written scanner
+//! that validates the whole frame in one pass; anything else (escapes in
+//! names, extra members, batches, malformed frames) goes through serde_json,
+//! and both classify every frame alike (tests compare them on generated
+//! frames). The classifier follows the nine rules of the project's design, in
+//! order:
 //!
 //! 1. Not valid JSON (an empty frame included): parse error -32700, id null.
 //! 2. An array is a batch: refused with -32600 when batches are off,

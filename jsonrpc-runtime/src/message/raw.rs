@@ -12,35 +12,48 @@ use serde_json::value::RawValue;
 /// [`Message`](super::Message), a tower layer's request). So the hot path
 /// validates the value once, by the classifier's scanner, instead of once
 /// more to make a `RawValue`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RawJson<'a>(&'a str);
+#[derive(Clone, Copy)]
+pub(crate) enum RawJson<'a> {
+    /// Read by the classifier's scanner.
+    Scanned(&'a str),
+    /// Read by serde_json (the general path, or a caller's `RawValue`).
+    Serde(&'a RawValue),
+}
 
 impl<'a> RawJson<'a> {
     /// Text the classifier validated as exactly one JSON value.
     pub(super) fn validated(text: &'a str) -> Self {
-        RawJson(text)
+        RawJson::Scanned(text)
     }
 
     pub(crate) fn get(self) -> &'a str {
-        self.0
+        match self {
+            RawJson::Scanned(text) => text,
+            RawJson::Serde(raw) => raw.get(),
+        }
     }
 
-    /// An owned [`RawValue`] of the same text. (serde_json reads it once
-    /// more, since it has no constructor for text read elsewhere; an error
-    /// would mean the scanner took what serde_json refuses.)
+    /// An owned [`RawValue`] of the same text. Scanned text is read once
+    /// more by serde_json, which has no constructor for text validated
+    /// elsewhere (scanned frames are small); an error would mean the scanner
+    /// took what serde_json refuses.
     pub(crate) fn to_raw_value(self) -> serde_json::Result<Box<RawValue>> {
-        RawValue::from_string(self.0.to_owned())
+        match self {
+            RawJson::Scanned(text) => RawValue::from_string(text.to_owned()),
+            RawJson::Serde(raw) => Ok(raw.to_owned()),
+        }
     }
 }
 
 impl<'a> From<&'a RawValue> for RawJson<'a> {
     fn from(raw: &'a RawValue) -> Self {
-        RawJson(raw.get())
+        RawJson::Serde(raw)
     }
 }
 
+/// The text alone, whichever path read it (so the two paths compare equal).
 impl fmt::Debug for RawJson<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("RawJson").field(&self.0).finish()
+        f.debug_tuple("RawJson").field(&self.get()).finish()
     }
 }

@@ -3,17 +3,18 @@
 //!
 //! `{"jsonrpc":"2.0","id":7,"method":"add","params":{…}}` and
 //! `{"jsonrpc":"2.0","id":7,"result":…}`, members in any order, with or
-//! without whitespace. Member names and the scalar members are read byte by
-//! byte here; `params` and `result` are still read by serde_json (so they
-//! are validated, depth limit included, exactly as on the general path).
+//! without whitespace. The whole frame is read and validated in one pass:
+//! `params` and `result` are checked to be JSON and kept as text
+//! ([`RawJson`]), with no second walk by serde_json to make a `RawValue`.
 //!
 //! The scanner accepts a strict subset of what the general path accepts and
 //! gives up (returns `None`) at the first thing it does not know: an escape
-//! or a control character in a string, an extra member, a repeated one, a
-//! negative or fractional or very long id, a null id, `error`, scalar or
-//! null params, a batch, anything malformed. The general path then reads
-//! the frame from the start, so a frame classifies the same either way
-//! (tests compare the two on every input they have).
+//! in a member name, the method or a string id, an extra member, a repeated
+//! one, a negative or fractional or very long id, a null id, `error`, scalar
+//! or null params, values nested deeper than 64, a batch, anything
+//! malformed. The general path then reads the frame from the start, so a
+//! frame classifies the same either way (tests compare the two on fixed,
+//! mutated and generated frames).
 
 use std::borrow::Cow;
 
@@ -21,6 +22,12 @@ use super::classify::{object_params, Classified, RawExtras};
 use super::raw::RawJson;
 use super::{ParamsShape, ParseOptions};
 use crate::id::Id;
+
+/// Frames longer than this (in bytes) go to the general path: on long
+/// texts full of escapes (a source file in an LSP `didOpen`) serde_json's
+/// string scan is the faster, and the envelope is a small part of the
+/// frame's cost anyway.
+pub(super) const SCAN_MAX: usize = 16 * 1024;
 
 /// Classifies `text` if it has the common shape; `None` sends it to the
 /// general path.
@@ -254,8 +261,8 @@ impl<'a> Cursor<'a> {
         Some(RawJson::validated(self.text.get(start..self.pos)?))
     }
 
-    /// Skips one value, checking it is JSON; `None` at anything malformed,
-    /// at a `\u` escape, or deeper than [`MAX_DEPTH`].
+    /// Skips one value, checking it is JSON; `None` at anything malformed
+    /// or deeper than [`MAX_DEPTH`].
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.next()? {
             b'{' => {
@@ -323,6 +330,16 @@ impl<'a> Cursor<'a> {
                 b'"' => return Some(()),
                 b'\\' => match self.next()? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    // Four hex digits, whatever code point they name (a
+                    // lone surrogate too): what serde_json accepts in a
+                    // value it keeps raw.
+                    b'u' => {
+                        for _ in 0..4 {
+                            if !self.next()?.is_ascii_hexdigit() {
+                                return None;
+                            }
+                        }
+                    }
                     _ => return None,
                 },
                 _ => return None,
@@ -425,6 +442,7 @@ mod tests {
 
     /// Frames the scanner takes.
     const TAKEN: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00e9\uD83D\uDE00\udc00\uFFFF"]}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"m","params":[0,-1,10.5,-0.25e+3,1E-2,2e9,true,false,null,"",{},[],{"":[]}]}"#,
         r#"{"jsonrpc":"2.0","id":3,"method":"m","params":{ "a" : [ 1 , { "b" : "x\"\\\/\b\f\n\r\ty" } ] }}"#,
         r#"{"jsonrpc":"2.0","id":4,"method":"m","params":["a long string of more than eight bytes, with \"quotes\" inside, ünïcödé too"]}"#,
@@ -445,7 +463,8 @@ mod tests {
 
     /// Frames the scanner leaves to the general path.
     const DECLINED: &[&str] = &[
-        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00e9"]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00g9"]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00"]}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,]}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a"}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[01]}"#,
