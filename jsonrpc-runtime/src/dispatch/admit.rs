@@ -417,7 +417,7 @@ impl Reader {
         // notification's first step runs here, and most finish in it.
         let connection = &self.connection;
         if connection.inline && connection.notifications_waiting.load(Ordering::Acquire) == 0 {
-            if let Poll::Ready(out) = first_step(&mut fut) {
+            if let Poll::Ready(out) = first_step(fut.as_mut()) {
                 if let Err(panic) = out {
                     tracing::error!(method, %panic, "a notification handler panicked");
                 }

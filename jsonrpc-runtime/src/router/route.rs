@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -381,9 +382,9 @@ pub(crate) async fn catch_panic<T>(fut: impl Future<Output = T>) -> Result<T, St
 /// Polls `fut` once with no waker, as the first step of work that goes to a
 /// task only if it is not done at once. A panic counts as done, with its
 /// message.
-pub(crate) fn first_step<T>(fut: &mut BoxFuture<T>) -> Poll<Result<T, String>> {
+pub(crate) fn first_step<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<Result<F::Output, String>> {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(&mut cx))) {
         Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
         Ok(Poll::Pending) => Poll::Pending,
         Err(payload) => Poll::Ready(Err(panic_message(payload))),

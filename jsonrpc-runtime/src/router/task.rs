@@ -11,6 +11,7 @@ use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 use crate::context::{CancelToken, ProgressSink};
 use crate::id::Id;
@@ -120,22 +121,55 @@ impl RequestTask {
     where
         F: Future<Output = Answer> + Send + 'static,
     {
-        if !self.inline {
-            tokio::spawn(self.run(fut));
+        if !self.inline || self.job.trace.span().is_some() {
+            let admission = self.runner.admit(&self.job);
+            tokio::spawn(self.run(admission, fut));
             return;
         }
-        let mut run = Box::pin(self.run(fut));
-        // Polled without a waker: if it is pending, the task polls it again
-        // at once and every resource it waits on registers the task's.
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        if run.as_mut().poll(&mut cx).is_pending() {
-            tokio::spawn(run);
+        // The first step, here: admitted at once, the handler polled once
+        // (no waker: if it is pending, its task polls it again at once and
+        // every resource it waits on registers the task's). A handler done
+        // at once never meets the wait for its cancellation, nor a task.
+        let held = match self.runner.admit(&self.job) {
+            Admission::Now(held) => held,
+            wait @ Admission::Wait(_) => {
+                tokio::spawn(self.run(wait, fut));
+                return;
+            }
+        };
+        let stop = self.job.stop.as_ref().unwrap_or(&self.job.cancel);
+        if stop.is_cancelled() {
+            drop(held);
+            self.finish(Ending::Stopped);
+            return;
+        }
+        let mut handler = Box::pin(fut);
+        match super::route::first_step(handler.as_mut()) {
+            Poll::Ready(out) => {
+                drop(held);
+                self.finish(match out {
+                    Ok(answer) => Ending::Answered(answer),
+                    Err(panic) => Ending::Panicked(panic),
+                });
+            }
+            Poll::Pending => {
+                tokio::spawn(self.run(Admission::Now(held), handler));
+            }
         }
     }
 
-    async fn run<F: Future<Output = Answer>>(self, fut: F) {
+    /// Ends the request with `ending`, sending its answer from a task of its
+    /// own should that have to wait.
+    fn finish(self, ending: Ending) {
         let RequestTask { runner, job, .. } = self;
-        let held = match runner.admit(&job) {
+        if let Some(send) = runner.finish(job, ending) {
+            tokio::spawn(send);
+        }
+    }
+
+    async fn run<F: Future<Output = Answer>>(self, admission: Admission, fut: F) {
+        let RequestTask { runner, job, .. } = self;
+        let held = match admission {
             Admission::Now(held) => held,
             Admission::Wait(wait) => wait.await,
         };
