@@ -164,8 +164,8 @@ impl<'a> Cursor<'a> {
         (self.next()? == byte).then_some(())
     }
 
-    fn literal(&mut self, literal: &[u8]) -> Option<()> {
-        let end = self.pos + literal.len();
+    fn literal<const N: usize>(&mut self, literal: &[u8; N]) -> Option<()> {
+        let end = self.pos + N;
         (self.bytes.get(self.pos..end)? == literal).then(|| self.pos = end)
     }
 
@@ -279,7 +279,7 @@ impl<'a> Cursor<'a> {
                     self.string()?;
                     self.expect(b':')?;
                     self.skip_whitespace();
-                    self.value(depth + 1)?;
+                    self.member_value(depth + 1)?;
                     self.skip_whitespace();
                     match self.next()? {
                         b',' => continue,
@@ -299,7 +299,7 @@ impl<'a> Cursor<'a> {
                 }
                 loop {
                     self.skip_whitespace();
-                    self.value(depth + 1)?;
+                    self.member_value(depth + 1)?;
                     self.skip_whitespace();
                     match self.next()? {
                         b',' => continue,
@@ -318,6 +318,19 @@ impl<'a> Cursor<'a> {
             b'f' => self.literal(b"alse"),
             b'n' => self.literal(b"ull"),
             _ => None,
+        }
+    }
+
+    /// A value inside an object or an array: numbers and strings read here,
+    /// without a call of their own; the rest through [`value`](Self::value).
+    fn member_value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'0'..=b'9' => self.number(),
+            b'"' => {
+                self.pos += 1;
+                self.string()
+            }
+            _ => self.value(depth),
         }
     }
 
