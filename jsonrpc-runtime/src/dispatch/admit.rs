@@ -368,7 +368,7 @@ impl Reader {
                 .fetch_sub(task.job.ticket.parked_bytes, Ordering::AcqRel);
             let body = message::error_response(shared.dialect, &task.job.id, &error);
             shared.active.fetch_sub(1, Ordering::AcqRel);
-            shared.idle.notify_one();
+            shared.wake_idle();
             match batch {
                 Some(batch) => {
                     if let Some(array) = batch.release(Some((&task.job.id, body))) {
@@ -431,14 +431,17 @@ impl Reader {
         // without bound. Responses stay unread meanwhile, which can only
         // matter to a handler that both waits on a call and sits behind
         // `max_queued` other messages.
-        while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
-            if shared.close_requested.is_cancelled() {
-                return tracing::debug!(
-                    method,
-                    "dropping a notification: the connection is closing"
-                );
+        if shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            let _waiting = shared.waiting_for_idle();
+            while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+                if shared.close_requested.is_cancelled() {
+                    return tracing::debug!(
+                        method,
+                        "dropping a notification: the connection is closing"
+                    );
+                }
+                shared.idle.notified().await;
             }
-            shared.idle.notified().await;
         }
         shared.active.fetch_add(1, Ordering::AcqRel);
         self.notification_seq += 1;

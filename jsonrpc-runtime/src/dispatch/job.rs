@@ -203,7 +203,7 @@ pub(super) fn send_answer(shared: &Shared, body: bytes::Bytes) {
 /// One piece of inbound work is over.
 fn done(shared: &Shared) {
     shared.active.fetch_sub(1, Ordering::AcqRel);
-    shared.idle.notify_one();
+    shared.wake_idle();
 }
 
 /// A notification admitted and waiting for the worker.

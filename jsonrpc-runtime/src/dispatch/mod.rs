@@ -213,6 +213,7 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
         // Graceful close: keep reading answers while running work and
         // waiting calls have time left.
         reader.closing = true;
+        let _waiting = shared.waiting_for_idle();
         while !is_idle(&shared) {
             let deadline = shared.close_deadline();
             tokio::select! {
@@ -251,6 +252,7 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
     // Answers already owed are still written: let running handlers finish,
     // unless (or until) this side asks to close.
     if !matches!(reason, CloseReason::Local) {
+        let _waiting = shared.waiting_for_idle();
         while shared.active.load(Ordering::Acquire) > 0 {
             tokio::select! {
                 biased;
@@ -263,9 +265,11 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
     shared.abort_handlers.cancel();
     drop(reader);
     let _ = worker.await;
+    let waiting = shared.waiting_for_idle();
     while shared.active.load(Ordering::Acquire) > 0 {
         shared.idle.notified().await;
     }
+    drop(waiting);
 
     shared.outbox.close();
     let abort = writer.abort_handle();

@@ -48,37 +48,28 @@ pub(super) fn scan<'a>(text: &'a str, options: &ParseOptions) -> Option<Classifi
         // The member's name and its colon, then its value.
         let bit = match cursor.peek()? {
             b'j' => {
-                cursor.literal(br#"jsonrpc""#)?;
-                cursor.expect(b':')?;
-                cursor.skip_whitespace();
+                cursor.name(br#"jsonrpc""#)?;
                 cursor.literal(br#""2.0""#)?;
                 1
             }
             b'i' => {
-                cursor.literal(br#"id""#)?;
-                cursor.expect(b':')?;
-                cursor.skip_whitespace();
+                cursor.name(br#"id""#)?;
                 id = Some(cursor.id()?);
                 2
             }
             b'm' => {
-                cursor.literal(br#"method""#)?;
-                cursor.expect(b':')?;
+                cursor.name(br#"method""#)?;
                 cursor.expect(b'"')?;
                 method = Some(cursor.plain_str()?);
                 4
             }
             b'p' => {
-                cursor.literal(br#"params""#)?;
-                cursor.expect(b':')?;
-                cursor.skip_whitespace();
+                cursor.name(br#"params""#)?;
                 params = Some(cursor.raw_compound()?);
                 8
             }
             b'r' => {
-                cursor.literal(br#"result""#)?;
-                cursor.expect(b':')?;
-                cursor.skip_whitespace();
+                cursor.name(br#"result""#)?;
                 result = Some(cursor.raw()?);
                 16
             }
@@ -162,6 +153,15 @@ impl<'a> Cursor<'a> {
             self.skip_whitespace();
         }
         (self.next()? == byte).then_some(())
+    }
+
+    /// A member's name (after its opening quote, closing quote included),
+    /// its colon, and the whitespace before its value.
+    fn name<const N: usize>(&mut self, name: &[u8; N]) -> Option<()> {
+        self.literal(name)?;
+        self.expect(b':')?;
+        self.skip_whitespace();
+        Some(())
     }
 
     fn literal<const N: usize>(&mut self, literal: &[u8; N]) -> Option<()> {

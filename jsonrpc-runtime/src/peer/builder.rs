@@ -430,7 +430,7 @@ where
                 } => {
                     let answer = match Pin::new(rx).poll(cx) {
                         Poll::Ready(answer) => {
-                            shared.idle.notify_one();
+                            shared.wake_idle();
                             answer.unwrap_or_else(|_| {
                                 Err(CallError::Closed(shared.reason_or_local()))
                             })
@@ -572,7 +572,7 @@ where
             },
             Started::Waiting(rx) => match Pin::new(rx).poll(cx) {
                 Poll::Ready(answer) => {
-                    this.shared.idle.notify_one();
+                    this.shared.wake_idle();
                     answer.unwrap_or_else(|_| Err(CallError::Closed(this.shared.reason_or_local())))
                 }
                 Poll::Pending => {

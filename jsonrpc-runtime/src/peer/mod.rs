@@ -133,8 +133,11 @@ pub(crate) struct Shared {
     ids: IdSource,
     /// Inbound requests and notifications accepted and not yet finished.
     pub(crate) active: AtomicUsize,
-    /// Woken when inbound work finishes or a call completes.
+    /// Woken when inbound work finishes or a call completes, while someone
+    /// waits for that ([`Shared::wake_idle`]).
     pub(crate) idle: Notify,
+    /// How many wait on `idle` ([`Shared::waiting_for_idle`]).
+    idle_waiters: AtomicUsize,
     /// Fired to stop every running handler.
     pub(crate) abort_handlers: CancellationToken,
     /// The same token, for handlers to share without a handle each.
@@ -173,6 +176,7 @@ impl Shared {
             pending: PendingTable::default(),
             active: AtomicUsize::new(0),
             idle: Notify::new(),
+            idle_waiters: AtomicUsize::new(0),
             abort_shared: Arc::new(abort_handlers.clone()),
             abort_handlers,
             close_requested: CancellationToken::new(),
@@ -212,7 +216,28 @@ impl Shared {
         }
         self.close_requested.cancel();
         // Wake the pipeline if it is waiting for in-flight work to finish.
-        self.idle.notify_one();
+        self.wake_idle();
+    }
+
+    /// Wakes whoever waits for inbound work to finish or calls to complete
+    /// (the closing pipeline; a reader holding back a flood of
+    /// notifications). Nearly free when nobody waits, which is nearly always.
+    pub(crate) fn wake_idle(&self) {
+        // Pairs with the fence in `waiting_for_idle`: either this sees the
+        // waiter, or the waiter sees the change made before this call.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.idle_waiters.load(Ordering::SeqCst) > 0 {
+            self.idle.notify_one();
+        }
+    }
+
+    /// Marks the caller as waiting on `idle` until the guard drops: from
+    /// then on every [`wake_idle`](Self::wake_idle) notifies. Check the
+    /// condition waited for after taking the guard.
+    pub(crate) fn waiting_for_idle(&self) -> IdleWaiter<'_> {
+        self.idle_waiters.fetch_add(1, Ordering::SeqCst);
+        std::sync::atomic::fence(Ordering::SeqCst);
+        IdleWaiter(self)
     }
 
     pub(crate) fn close_deadline(&self) -> Instant {
@@ -461,5 +486,14 @@ impl Peer {
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+}
+
+/// A waiter on [`Shared::idle`], counted while it lives.
+pub(crate) struct IdleWaiter<'a>(&'a Shared);
+
+impl Drop for IdleWaiter<'_> {
+    fn drop(&mut self) {
+        self.0.idle_waiters.fetch_sub(1, Ordering::SeqCst);
     }
 }
