@@ -18,7 +18,6 @@ use crate::id::Id;
 use crate::message::BatchAnswers;
 use crate::policy::SharedPermit;
 use crate::trace::RequestSpan;
-use futures_util::future::Either;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -123,7 +122,15 @@ impl RequestTask {
     {
         if !self.inline || self.job.trace.span().is_some() {
             let admission = self.runner.admit(&self.job);
-            tokio::spawn(self.run(admission, fut));
+            // The handler runs in its request's span only when a subscriber
+            // wants the span: otherwise it is polled as it is (and its task
+            // holds no span).
+            match self.job.trace.span().cloned() {
+                None => tokio::spawn(self.run(admission, fut)),
+                Some(span) => {
+                    tokio::spawn(self.run(admission, tracing::Instrument::instrument(fut, span)))
+                }
+            };
             return;
         }
         // The first step, here: admitted at once, the handler polled once
@@ -167,35 +174,40 @@ impl RequestTask {
         }
     }
 
-    async fn run<F: Future<Output = Answer>>(self, admission: Admission, fut: F) {
+    /// The request's life on its task: its turn, the handler (or its
+    /// cancellation), the answer.
+    ///
+    /// A plain function around an `async` block, so the future holds the
+    /// request's parts once: an `async fn` keeps its arguments and the locals
+    /// they are moved into side by side, ~200 bytes more per parked request.
+    fn run<F: Future<Output = Answer>>(
+        self,
+        admission: Admission,
+        fut: F,
+    ) -> impl Future<Output = ()> {
         let RequestTask { runner, job, .. } = self;
-        let held = match admission {
-            Admission::Now(held) => held,
-            Admission::Wait(wait) => wait.await,
-        };
-        let stop = job.stop.as_ref().unwrap_or(&job.cancel);
-        let ending = if stop.is_cancelled() {
-            Ending::Stopped
-        } else {
-            // The handler runs in its request's span only when a subscriber
-            // wants the span: otherwise it is polled as it is.
-            let handler = super::route::catch_panic(fut);
-            let handler = match job.trace.span() {
-                None => Either::Left(handler),
-                Some(span) => Either::Right(tracing::Instrument::instrument(handler, span.clone())),
+        async move {
+            let held = match admission {
+                Admission::Now(held) => held,
+                Admission::Wait(wait) => wait.await,
             };
-            tokio::select! {
-                biased;
-                out = handler => match out {
-                    Ok(answer) => Ending::Answered(answer),
-                    Err(panic) => Ending::Panicked(panic),
-                },
-                _ = stop.cancelled() => Ending::Stopped,
+            let stop = job.stop.as_ref().unwrap_or(&job.cancel);
+            let ending = if stop.is_cancelled() {
+                Ending::Stopped
+            } else {
+                tokio::select! {
+                    biased;
+                    out = super::route::catch_panic(fut) => match out {
+                        Ok(answer) => Ending::Answered(answer),
+                        Err(panic) => Ending::Panicked(panic),
+                    },
+                    _ = stop.cancelled() => Ending::Stopped,
+                }
+            };
+            drop(held);
+            if let Some(send) = runner.finish(job, ending) {
+                send.await;
             }
-        };
-        drop(held);
-        if let Some(send) = runner.finish(job, ending) {
-            send.await;
         }
     }
 }
