@@ -265,49 +265,14 @@ impl<'a> Cursor<'a> {
     /// or deeper than [`MAX_DEPTH`].
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.next()? {
-            b'{' => {
-                if depth == MAX_DEPTH {
-                    return None;
-                }
-                self.skip_whitespace();
-                if self.peek()? == b'}' {
-                    self.pos += 1;
-                    return Some(());
-                }
-                loop {
-                    self.expect(b'"')?;
-                    self.string()?;
-                    self.expect(b':')?;
-                    self.skip_whitespace();
-                    self.member_value(depth + 1)?;
-                    self.skip_whitespace();
-                    match self.next()? {
-                        b',' => continue,
-                        b'}' => return Some(()),
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                if depth == MAX_DEPTH {
-                    return None;
-                }
-                self.skip_whitespace();
-                if self.peek()? == b']' {
-                    self.pos += 1;
-                    return Some(());
-                }
-                loop {
-                    self.skip_whitespace();
-                    self.member_value(depth + 1)?;
-                    self.skip_whitespace();
-                    match self.next()? {
-                        b',' => continue,
-                        b']' => return Some(()),
-                        _ => return None,
-                    }
-                }
-            }
+            b'{' => self.container(depth, b'}', |cursor| {
+                cursor.expect(b'"')?;
+                cursor.string()?;
+                cursor.expect(b':')?;
+                cursor.skip_whitespace();
+                cursor.member_value(depth + 1)
+            }),
+            b'[' => self.container(depth, b']', |cursor| cursor.member_value(depth + 1)),
             b'"' => self.string(),
             b'-' => self.number(),
             b'0'..=b'9' => {
@@ -318,6 +283,34 @@ impl<'a> Cursor<'a> {
             b'f' => self.literal(b"alse"),
             b'n' => self.literal(b"ull"),
             _ => None,
+        }
+    }
+
+    /// The rest of an object or an array whose opening bracket was read:
+    /// `item` (a member, an element) repeated between commas, up to `close`.
+    fn container(
+        &mut self,
+        depth: usize,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        if depth == MAX_DEPTH {
+            return None;
+        }
+        self.skip_whitespace();
+        if self.peek()? == close {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.skip_whitespace();
+            item(self)?;
+            self.skip_whitespace();
+            match self.next()? {
+                b',' => continue,
+                byte if byte == close => return Some(()),
+                _ => return None,
+            }
         }
     }
 
