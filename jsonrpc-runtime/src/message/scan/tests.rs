@@ -1,0 +1,343 @@
+//! The scanner against the general path, on fixed, mutated and generated
+//! frames.
+
+use super::super::classify::classify_general;
+use super::super::{Batches, Dialect, NullId, NullParams, Responses};
+use super::*;
+
+fn all_options() -> Vec<ParseOptions> {
+    let mut all = Vec::new();
+    for params in [ParamsShape::ObjectOrArray, ParamsShape::Object] {
+        for null_id in [NullId::Serve, NullId::Refuse, NullId::RefuseAll] {
+            for dialect in [Dialect::Strict, Dialect::Lenient] {
+                all.push(ParseOptions {
+                    params,
+                    null_id,
+                    dialect,
+                    responses: Responses::NeverAnswered,
+                    null_params: NullParams::Refuse,
+                    batches: Batches::Accept,
+                    ..ParseOptions::default()
+                });
+                all.push(ParseOptions {
+                    params,
+                    null_id,
+                    dialect,
+                    ..ParseOptions::default()
+                });
+            }
+        }
+    }
+    all
+}
+
+/// Frames the scanner takes.
+const TAKEN: &[&str] = &[
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00e9\uD83D\uDE00\udc00\uFFFF"]}"#,
+    r#"{"jsonrpc":"2.0","id":2,"method":"m","params":[0,-1,10.5,-0.25e+3,1E-2,2e9,true,false,null,"",{},[],{"":[]}]}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"m","params":{ "a" : [ 1 , { "b" : "x\"\\\/\b\f\n\r\ty" } ] }}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"m","params":["a long string of more than eight bytes, with \"quotes\" inside, ünïcödé too"]}"#,
+    r#"{"jsonrpc":"2.0","id":5,"result":"0123456789abcdef0123456789"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":2,"b":3}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"add","params":[2,3]}"#,
+    r#" { "method" : "add" , "params" : [ 2 , 3 ] , "id" : "x-1" , "jsonrpc" : "2.0" } "#,
+    r#"{"jsonrpc":"2.0","method":"note","params":{"a":2}}"#,
+    r#"{"jsonrpc":"2.0","method":"initialized"}"#,
+    r#"{"jsonrpc":"2.0","id":0,"method":"shutdown"}"#,
+    r#"{"jsonrpc":"2.0","id":123456789012345678,"method":"m","params":[]}"#,
+    r#"{"jsonrpc":"2.0","id":"é","method":"dé","params":{"ü":"ñ"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":null}],"c":"\n"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"result":5}"#,
+    r#"{"jsonrpc":"2.0","id":"r","result":{"x":[1,2,3]}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+];
+
+/// Frames the scanner leaves to the general path.
+const DECLINED: &[&str] = &[
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00g9"]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\u00"]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[01]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1.]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[.5]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1e]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[-]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[tru]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":["\x"]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[nul]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1 2]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1 "b":2}}"#,
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":[\"tab\there and more text\"]}",
+    r#"{"jsonrpc":"2.0","id":1234567890123456789,"method":"m","params":[]}"#,
+    r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":99999999999999999999999,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":-5,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":-0,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":1.0,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":1e3,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":01,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":true,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":"a\"b","method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"a\u0062"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#,
+    r#"{"jsonrpc":"2.0","method":"m","params":"s"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m",}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","id":2}"#,
+    r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","extra":{"k":1}}"#,
+    r#"{"jsonrpc":"2.1","id":1,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0 ","id":1,"method":"m"}"#,
+    r#"{"jsonrpc":2.0,"id":1,"method":"m"}"#,
+    r#"{"id":1,"method":"m"}"#,
+    r#"{"jsonrpc":"2.0","result":1}"#,
+    r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","result":1}"#,
+    r#"{"jsonrpc":"2.0","id":1,"params":[1],"result":1}"#,
+    r#"{"jsonrpc":"2.0","id":1}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+    r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
+    r#"{}"#,
+    r#"{"#,
+    "",
+    "\u{0}",
+    r#"{"jsonrpc":"2.0","id":1,"method":"m	"}"#,
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\u{1}\"}",
+];
+
+/// Every frame above, every prefix of each, and each with every byte
+/// replaced in turn by characters that matter to JSON.
+fn corpus() -> Vec<String> {
+    let mut corpus = Vec::new();
+    // Nesting around serde_json's depth limit.
+    for depth in [126, 127, 128, 129, 300] {
+        corpus.push(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ));
+        corpus.push(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ));
+    }
+    for frame in TAKEN.iter().chain(DECLINED) {
+        corpus.push(frame.to_string());
+        for (i, _) in frame.char_indices() {
+            corpus.push(frame[..i].to_string());
+            for c in [
+                '"', '\\', ',', ':', '}', ']', '{', '[', ' ', '1', '-', 'x', '\u{1}',
+            ] {
+                let mut mutated = frame.to_string();
+                let width = frame[i..].chars().next().map_or(1, char::len_utf8);
+                mutated.replace_range(i..i + width, c.encode_utf8(&mut [0; 4]));
+                corpus.push(mutated);
+            }
+        }
+    }
+    corpus
+}
+
+#[test]
+fn the_scanner_classifies_as_the_general_path_does() {
+    let corpus = corpus();
+    let mut taken = 0;
+    for options in all_options() {
+        for frame in &corpus {
+            if let Some(fast) = scan(frame, &options) {
+                taken += 1;
+                let general = format!("{:?}", classify_general(frame, &options));
+                assert_eq!(
+                    format!("Single({fast:?})"),
+                    general,
+                    "{frame} under {options:?}"
+                );
+            }
+        }
+    }
+    // The fast path is taken, not only declined.
+    assert!(taken > 1_000, "the scanner took {taken} frames");
+}
+
+#[test]
+fn the_common_shapes_take_the_fast_path() {
+    let options = ParseOptions::default();
+    for frame in TAKEN {
+        assert!(scan(frame, &options).is_some(), "{frame}");
+    }
+}
+
+#[test]
+fn the_scanner_declines_what_it_does_not_know() {
+    let options = ParseOptions::default();
+    for frame in DECLINED {
+        assert!(scan(frame, &options).is_none(), "{frame}");
+    }
+}
+
+/// A small deterministic generator (xorshift), for frames built from
+/// the pieces the scanner cares about.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'s>(&mut self, from: &[&'s str]) -> &'s str {
+        from[self.below(from.len())]
+    }
+
+    /// The first of `from` most of the time, one of the rest once in
+    /// eight.
+    fn mostly<'s>(&mut self, from: &[&'s str]) -> &'s str {
+        if self.below(8) == 0 {
+            self.pick(from)
+        } else {
+            from[0]
+        }
+    }
+}
+
+fn random_value(rng: &mut Rng, depth: usize) -> String {
+    const SCALARS: &[&str] = &[
+        "0",
+        "-1",
+        "12",
+        "1.5",
+        "-0.0e-2",
+        "3E+7",
+        "true",
+        "false",
+        "null",
+        r#""""#,
+        r#""x""#,
+        r#""a\"b""#,
+        r#""ünï""#,
+        r#""a long string, longer than sixteen bytes""#,
+    ];
+    // Broken, or beyond what the scanner reads.
+    const ODD: &[&str] = &[
+        "01",
+        "1.",
+        "-",
+        "nul",
+        r#""\u00e9""#,
+        r#""\q""#,
+        "\"tab\tin\"",
+    ];
+    if rng.below(16) == 0 {
+        return rng.pick(ODD).to_owned();
+    }
+    match rng.below(if depth > 3 { 1 } else { 4 }) {
+        0 => rng.pick(SCALARS).to_owned(),
+        1 => {
+            let items: Vec<String> = (0..rng.below(4))
+                .map(|_| random_value(rng, depth + 1))
+                .collect();
+            format!("[{}]", items.join(rng.mostly(&[",", " , ", ",,"])))
+        }
+        _ => {
+            let members: Vec<String> = (0..rng.below(4))
+                .map(|_| {
+                    let key = rng.mostly(&[r#""a""#, r#""b c""#, r#""\n""#, "x"]);
+                    let colon = rng.mostly(&[":", " : ", ""]);
+                    format!("{key}{colon}{}", random_value(rng, depth + 1))
+                })
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+    }
+}
+
+fn random_frame(rng: &mut Rng) -> String {
+    // Each member, its values (the first the usual one), and how often
+    // it is there, in sixteenths: once, twice.
+    let members: [(&str, &[&str], usize, usize); 7] = [
+        ("jsonrpc", &[r#""2.0""#, r#""2.1""#, "2.0"], 15, 1),
+        (
+            "id",
+            &[
+                "1",
+                "0",
+                r#""s""#,
+                "-3",
+                "1.0",
+                "null",
+                "99999999999999999999",
+            ],
+            12,
+            1,
+        ),
+        ("method", &[r#""add""#, r#""a\"b""#, "7"], 12, 1),
+        ("params", &[], 12, 1),
+        ("result", &[], 4, 1),
+        ("error", &[r#"{"code":1,"message":"m"}"#], 1, 0),
+        ("extra", &["1"], 1, 0),
+    ];
+    let mut written = Vec::new();
+    for (name, values, once, twice) in members {
+        let roll = rng.below(16);
+        let times = if roll < twice {
+            2
+        } else if roll < twice + once {
+            1
+        } else {
+            0
+        };
+        for _ in 0..times {
+            let value = if values.is_empty() {
+                random_value(rng, 0)
+            } else {
+                rng.mostly(values).to_owned()
+            };
+            written.push(format!(r#""{name}":{value}"#));
+        }
+    }
+    // Shuffled, with whitespace here and there.
+    for i in (1..written.len()).rev() {
+        let j = rng.below(i + 1);
+        written.swap(i, j);
+    }
+    let sep = rng.mostly(&[",", " ,\n", ",\t"]);
+    let lead = rng.mostly(&["", " "]);
+    let tail = rng.mostly(&["", "\r\n", "x"]);
+    format!("{lead}{{{}}}{tail}", written.join(sep))
+}
+
+#[test]
+fn random_frames_classify_as_the_general_path_does() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let options = all_options();
+    let mut taken = 0;
+    for _ in 0..20_000 {
+        let frame = random_frame(&mut rng);
+        let options = &options[rng.below(options.len())];
+        if let Some(fast) = scan(&frame, options) {
+            taken += 1;
+            let general = format!("{:?}", classify_general(&frame, options));
+            assert_eq!(
+                format!("Single({fast:?})"),
+                general,
+                "{frame} under {options:?}"
+            );
+        }
+    }
+    assert!(taken > 2_000, "the scanner took {taken} frames");
+}
