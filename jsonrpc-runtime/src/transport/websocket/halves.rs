@@ -204,6 +204,28 @@ fn is_closed_error(e: &WsError) -> bool {
     )
 }
 
+impl<S> Outbound<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    /// Polls the socket's sink with `poll` (ready or flush), unless the
+    /// connection is already going.
+    fn poll_ws(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: fn(Pin<&mut WebSocketStream<S>>, &mut Context<'_>) -> Poll<Result<(), WsError>>,
+    ) -> Poll<Result<(), TransportError>> {
+        if self.gone {
+            return Poll::Ready(Ok(()));
+        }
+        let result = {
+            let mut conn = lock(&self.conn);
+            std::task::ready!(poll(Pin::new(&mut conn.ws), cx))
+        };
+        Poll::Ready(self.write_result(result))
+    }
+}
+
 impl<S> Outbound<S> {
     fn write_result(&mut self, result: Result<(), WsError>) -> Result<(), TransportError> {
         match result {
@@ -231,14 +253,7 @@ where
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), TransportError>> {
-        if self.gone {
-            return Poll::Ready(Ok(()));
-        }
-        let result = {
-            let mut conn = lock(&self.conn);
-            std::task::ready!(Pin::new(&mut conn.ws).poll_ready(cx))
-        };
-        Poll::Ready(self.write_result(result))
+        self.poll_ws(cx, |ws, cx| ws.poll_ready(cx))
     }
 
     fn start_send(mut self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
@@ -265,14 +280,7 @@ where
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), TransportError>> {
-        if self.gone {
-            return Poll::Ready(Ok(()));
-        }
-        let result = {
-            let mut conn = lock(&self.conn);
-            std::task::ready!(Pin::new(&mut conn.ws).poll_flush(cx))
-        };
-        Poll::Ready(self.write_result(result))
+        self.poll_ws(cx, |ws, cx| ws.poll_flush(cx))
     }
 
     fn poll_close(
