@@ -204,6 +204,9 @@ fn is_closed_error(e: &WsError) -> bool {
     )
 }
 
+/// One of the socket sink's polls: `poll_ready` or `poll_flush`.
+type SinkPoll<S> = fn(Pin<&mut WebSocketStream<S>>, &mut Context<'_>) -> Poll<Result<(), WsError>>;
+
 impl<S> Outbound<S>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -213,7 +216,7 @@ where
     fn poll_ws(
         &mut self,
         cx: &mut Context<'_>,
-        poll: fn(Pin<&mut WebSocketStream<S>>, &mut Context<'_>) -> Poll<Result<(), WsError>>,
+        poll: SinkPoll<S>,
     ) -> Poll<Result<(), TransportError>> {
         if self.gone {
             return Poll::Ready(Ok(()));
