@@ -86,6 +86,13 @@ impl Reader {
         };
         let parse = self.connection.shared.config.parse;
         match message::classify_frame(text, &parse) {
+            // Requests and answers never wait: no future for them.
+            ClassifiedFrame::Single(Classified::Request {
+                id,
+                method,
+                params,
+                extras,
+            }) => self.on_request(id, &method, params, extras, None),
             ClassifiedFrame::Single(m) => self.on_message(m, None).await,
             ClassifiedFrame::Batch(messages) => {
                 let shared = &self.connection.shared;
@@ -96,7 +103,8 @@ impl Reader {
                 for m in messages {
                     self.on_message(m, Some(&batch)).await;
                     // Other connections on this thread get their turn during
-                    // a long batch.
+                    // a long batch; what is queued must not wait for it.
+                    self.connection.shared.outbox.release();
                     tokio::task::consume_budget().await;
                 }
                 if let Some(array) = batch.release(None) {
@@ -432,9 +440,11 @@ impl Reader {
         // matter to a handler that both waits on a call and sits behind
         // `max_queued` other messages.
         if shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            // The running work may wait on what this reader has queued.
+            shared.outbox.release();
             let _waiting = shared.waiting_for_idle();
             while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
-                if shared.close_requested.is_cancelled() {
+                if shared.close_was_requested() {
                     return tracing::debug!(
                         method,
                         "dropping a notification: the connection is closing"

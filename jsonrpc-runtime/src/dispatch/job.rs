@@ -122,6 +122,10 @@ impl Drop for SlotGuard {
 }
 
 impl Runner for Connection {
+    fn aborted(&self) -> bool {
+        self.shared.handlers_aborted()
+    }
+
     fn admit(&self, task: &Job) -> Admission {
         let after = task.ticket.after;
         let slot = task.ticket.in_flight.clone().and_then(|slot| {

@@ -172,11 +172,19 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
     let closed = shared.close_requested.cancelled();
     tokio::pin!(closed);
     let mut registered: Option<Waker> = None;
+    // Between the first frame of a burst and the end of the burst, the
+    // reader holds the outbound queue: the answers it queues wait for it
+    // to write them (`flush_inline`) instead of waking the writer one by
+    // one. It lets go before anything that can wait.
+    let mut holding = false;
     let mut end = loop {
-        if shared.close_requested.is_cancelled() {
+        if shared.close_was_requested() {
             break End::Local;
         }
         if !shared.outbox.has_room() {
+            if std::mem::take(&mut holding) {
+                shared.outbox.release();
+            }
             tokio::select! {
                 biased;
                 _ = &mut closed => break End::Local,
@@ -185,7 +193,14 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
         }
         let next = std::future::poll_fn(|cx| {
             if let Poll::Ready(item) = inbound.poll_next_unpin(cx) {
+                if !holding {
+                    holding = true;
+                    shared.outbox.hold();
+                }
                 return Poll::Ready(Some(item));
+            }
+            if std::mem::take(&mut holding) {
+                crate::peer::flush_inline(&shared, cx);
             }
             if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 if closed.as_mut().poll(cx).is_ready() {
@@ -193,7 +208,7 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
                 }
                 registered = Some(cx.waker().clone());
             }
-            if shared.close_requested.is_cancelled() {
+            if shared.close_was_requested() {
                 return Poll::Ready(None);
             }
             Poll::Pending
@@ -208,6 +223,9 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
             None => break End::Local,
         }
     };
+    if holding {
+        shared.outbox.release();
+    }
 
     if matches!(end, End::Local) {
         // Graceful close: keep reading answers while running work and
@@ -262,7 +280,7 @@ async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer
             }
         }
     }
-    shared.abort_handlers.cancel();
+    shared.abort_all_handlers();
     drop(reader);
     let _ = worker.await;
     let waiting = shared.waiting_for_idle();

@@ -13,13 +13,11 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_sink::Sink;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -29,7 +27,6 @@ use crate::config::Config;
 use crate::connection::ConnectionInfo;
 use crate::id::Id;
 use crate::message::Dialect;
-use crate::transport::TransportError;
 
 mod builder;
 mod call;
@@ -53,8 +50,9 @@ pub(crate) use self::outbox::Outbox;
 pub(crate) use self::pending::{Outcome, PendingTable};
 pub(crate) use self::progress::ProgressSubscriptions;
 pub use self::progress::{ProgressCall, ProgressSubscription};
+pub(crate) use self::writer::flush_inline;
 
-type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
+use self::writer::BoxSink;
 
 /// A handle to one JSON-RPC connection.
 ///
@@ -129,6 +127,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) dialect: Dialect,
     pub(crate) outbox: Outbox,
+    /// The transport's sink, written by the writer task (or the reader).
+    pub(crate) sink: writer::SinkSlot,
     pub(crate) pending: PendingTable,
     ids: IdSource,
     /// Inbound requests and notifications accepted and not yet finished.
@@ -138,13 +138,19 @@ pub(crate) struct Shared {
     pub(crate) idle: Notify,
     /// How many wait on `idle` ([`Shared::waiting_for_idle`]).
     idle_waiters: AtomicUsize,
-    /// Fired to stop every running handler.
+    /// Fired to stop every running handler ([`Shared::abort_all_handlers`]).
     pub(crate) abort_handlers: CancellationToken,
+    /// Set just before `abort_handlers` fires: a load is cheaper than the
+    /// token's lock on a request's first step.
+    aborting: AtomicBool,
     /// The same token, for handlers to share without a handle each.
     pub(crate) abort_shared: Arc<CancellationToken>,
     /// Fired when a close has been asked for; `deadline` says how long the
     /// grace lasts.
     pub(crate) close_requested: CancellationToken,
+    /// Set just before `close_requested` fires: the reader checks it on
+    /// every frame, and a load is cheaper than the token's lock.
+    closing: AtomicBool,
     deadline: Mutex<Option<Instant>>,
     /// Fired when the pipeline has stopped reading: no new work can come,
     /// so nothing waits for room in the outbound budget any more (what is
@@ -160,7 +166,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn new(config: Config, info: ConnectionInfo) -> Self {
+    fn new(config: Config, info: ConnectionInfo, sink: Option<BoxSink>) -> Self {
         let outbox = Outbox::new(config.outbound_budget);
         let abort_handlers = CancellationToken::new();
         static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
@@ -173,13 +179,16 @@ impl Shared {
             ids: ids_from(&config.id_strategy),
             config,
             outbox,
+            sink: sink.map(writer::SinkSlot::new).unwrap_or_default(),
             pending: PendingTable::default(),
             active: AtomicUsize::new(0),
             idle: Notify::new(),
             idle_waiters: AtomicUsize::new(0),
             abort_shared: Arc::new(abort_handlers.clone()),
             abort_handlers,
+            aborting: AtomicBool::new(false),
             close_requested: CancellationToken::new(),
+            closing: AtomicBool::new(false),
             deadline: Mutex::new(None),
             read_done: CancellationToken::new(),
             done: CancellationToken::new(),
@@ -214,9 +223,26 @@ impl Shared {
                 *slot = Some(deadline);
             }
         }
+        self.closing.store(true, Ordering::Release);
         self.close_requested.cancel();
         // Wake the pipeline if it is waiting for in-flight work to finish.
         self.wake_idle();
+    }
+
+    /// Stops every running handler.
+    pub(crate) fn abort_all_handlers(&self) {
+        self.aborting.store(true, Ordering::Release);
+        self.abort_handlers.cancel();
+    }
+
+    /// Whether [`abort_all_handlers`](Self::abort_all_handlers) was called.
+    pub(crate) fn handlers_aborted(&self) -> bool {
+        self.aborting.load(Ordering::Acquire)
+    }
+
+    /// Whether a close has been asked for ([`request_close`](Self::request_close)).
+    pub(crate) fn close_was_requested(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
     }
 
     /// Wakes whoever waits for inbound work to finish or calls to complete
@@ -385,12 +411,12 @@ impl Peer {
         info: ConnectionInfo,
         sink: BoxSink,
     ) -> (Peer, Arc<Shared>, JoinHandle<()>) {
-        let shared = Arc::new(Shared::new(config, info));
+        let shared = Arc::new(Shared::new(config, info, Some(sink)));
         let handle = Arc::new(HandleGuard {
             shared: shared.clone(),
         });
         let _ = shared.handles.set(Arc::downgrade(&handle));
-        let writer = tokio::spawn(writer::run(sink, shared.clone()));
+        let writer = tokio::spawn(writer::run(shared.clone()));
         let peer = Peer {
             shared: shared.clone(),
             _handle: Some(handle),
@@ -406,7 +432,7 @@ impl Peer {
         // One closed connection serves every detached handle.
         static DETACHED: OnceLock<Arc<Shared>> = OnceLock::new();
         let shared = DETACHED.get_or_init(|| {
-            let shared = Shared::new(Config::default(), ConnectionInfo::new());
+            let shared = Shared::new(Config::default(), ConnectionInfo::new(), None);
             shared.outbox.writer_gone();
             shared.set_reason(CloseReason::Local);
             shared.pending.close(&CloseReason::Local);

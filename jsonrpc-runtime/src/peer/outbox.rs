@@ -19,12 +19,19 @@
 //! per wake-up: one lock per frame queued and one per burst written, and a
 //! wake-up only when the writer is idle (a channel costs several times that
 //! per frame, which showed in the profiles).
+//!
+//! While the reader works through a burst of frames it *holds* the queue
+//! ([`Outbox::hold`]): frames queued meanwhile do not wake an idle writer.
+//! When the burst ends, the reader writes them itself if the writer is still
+//! idle ([`Outbox::claim`], then `writer::flush_inline`), which saves the
+//! writer task a wake-up per burst, or wakes the writer
+//! ([`Outbox::release`]) before anything it does can wait.
 
 use std::collections::VecDeque;
 use std::mem;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::task::Poll;
+use std::task::Context;
 
 use bytes::Bytes;
 use futures_util::task::AtomicWaker;
@@ -45,6 +52,8 @@ pub(crate) struct Outbox {
     /// Wakes the writer when it waits for frames (one waiter, so a waker
     /// slot rather than a [`Notify`] and its list of waiters).
     writer: AtomicWaker,
+    /// The reader is in a burst: pushes leave an idle writer asleep.
+    reader_holds: AtomicBool,
     queued: AtomicUsize,
     budget: usize,
     room: Notify,
@@ -53,10 +62,41 @@ pub(crate) struct Outbox {
 #[derive(Debug, Default)]
 struct State {
     frames: VecDeque<Outbound>,
-    /// The writer is waiting for frames: the next push wakes it.
+    /// The writer is waiting for frames: the next push wakes it (unless
+    /// the reader holds the queue).
     writer_waiting: bool,
+    /// The reader started writing and left the rest to the writer (the
+    /// frames it took, or a failure, wait in the writer's state).
+    handed_off: bool,
     /// The writer is gone: pushes fail.
     closed: bool,
+}
+
+/// The bytes a frame counts for in the budget; an empty frame counts for
+/// one, so that nothing queued ever looks like an empty queue.
+pub(crate) fn counted(frame: &Bytes) -> usize {
+    frame.len().max(1)
+}
+
+/// Moves `frames` to the end of `out`: a swap when `out` is empty, as it
+/// nearly always is, so the two deques trade buffers instead of copying.
+fn take_into(frames: &mut VecDeque<Outbound>, out: &mut VecDeque<Outbound>) {
+    if out.is_empty() {
+        mem::swap(frames, out);
+    } else {
+        out.append(frames);
+    }
+}
+
+/// What [`Outbox::take_or_wait`] found.
+#[derive(Debug)]
+pub(crate) enum Take {
+    /// Frames to write.
+    Frames,
+    /// Nothing yet: the writer is registered for the next push.
+    Wait,
+    /// The queue is closed: the writer stops.
+    Closed,
 }
 
 /// The frame could not be queued: the writer is gone.
@@ -68,6 +108,7 @@ impl Outbox {
         Outbox {
             state: Mutex::new(State::default()),
             writer: AtomicWaker::new(),
+            reader_holds: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
             budget,
             room: Notify::new(),
@@ -85,8 +126,18 @@ impl Outbox {
             if state.closed {
                 return Err(WriterGone);
             }
+            // A close always wakes the writer: it is not counted in
+            // `queued`, so the reader's quick look at the end of a burst
+            // would not see it.
+            let close = matches!(item, Outbound::Close);
             state.frames.push_back(item);
-            mem::take(&mut state.writer_waiting)
+            // Sequentially consistent with the reader's `unhold`: either it
+            // sees this frame's bytes, or this sees the hold ended.
+            let wake = state.writer_waiting && (close || !self.reader_holds.load(Ordering::SeqCst));
+            if wake {
+                state.writer_waiting = false;
+            }
+            wake
         };
         if wake {
             self.writer.wake();
@@ -96,8 +147,8 @@ impl Outbox {
 
     /// Queues one frame, whatever the budget says.
     pub(crate) fn push(&self, frame: Bytes) -> Result<(), WriterGone> {
-        let len = frame.len();
-        self.queued.fetch_add(len, Ordering::AcqRel);
+        let len = counted(&frame);
+        self.queued.fetch_add(len, Ordering::SeqCst);
         self.enqueue(Outbound::Frame(frame)).inspect_err(|_| {
             self.queued.fetch_sub(len, Ordering::AcqRel);
         })
@@ -108,29 +159,81 @@ impl Outbox {
         let _ = self.enqueue(Outbound::Close);
     }
 
-    /// Takes every queued frame into `out` (empty), waiting while there is
-    /// none; false once the writer should stop (the queue was closed).
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: frames are only taken when it returns.
-    pub(crate) async fn take_all(&self, out: &mut VecDeque<Outbound>) -> bool {
-        std::future::poll_fn(|cx| {
-            // Registered before the look, so a push after it wakes this poll.
-            self.writer.register(cx.waker());
+    /// Takes every queued frame into `out`, or registers the writer to be
+    /// woken by the next push. Work the reader handed off counts as frames
+    /// (they are in the writer's state already).
+    pub(crate) fn take_or_wait(&self, cx: &mut Context<'_>, out: &mut VecDeque<Outbound>) -> Take {
+        // Registered before the look, so a push after it wakes the writer.
+        self.writer.register(cx.waker());
+        let mut state = self.lock();
+        if !state.frames.is_empty() || state.handed_off {
+            take_into(&mut state.frames, out);
+            state.writer_waiting = false;
+            state.handed_off = false;
+            return Take::Frames;
+        }
+        if state.closed {
+            return Take::Closed;
+        }
+        state.writer_waiting = true;
+        Take::Wait
+    }
+
+    /// The reader starts a burst: frames queued from now on leave an idle
+    /// writer asleep, until the reader writes them ([`claim`](Self::claim))
+    /// or lets go ([`release`](Self::release)).
+    pub(crate) fn hold(&self) {
+        // A hold seen late only costs the writer a wake-up.
+        self.reader_holds.store(true, Ordering::Relaxed);
+    }
+
+    /// Ends the reader's hold if nothing is queued or being written: true
+    /// then, with no lock taken (a burst with nothing to answer, or one
+    /// whose answers the reader has written).
+    pub(crate) fn unhold(&self) -> bool {
+        self.reader_holds.store(false, Ordering::SeqCst);
+        self.queued.load(Ordering::SeqCst) == 0
+    }
+
+    /// Ends the reader's hold, waking the writer if frames wait for it.
+    pub(crate) fn release(&self) {
+        if self.unhold() {
+            return;
+        }
+        let wake = {
             let mut state = self.lock();
-            if !state.frames.is_empty() {
-                mem::swap(&mut state.frames, out);
-                state.writer_waiting = false;
-                return Poll::Ready(true);
-            }
-            if state.closed {
-                return Poll::Ready(false);
-            }
-            state.writer_waiting = true;
-            Poll::Pending
-        })
-        .await
+            !state.frames.is_empty() && mem::take(&mut state.writer_waiting)
+        };
+        if wake {
+            self.writer.wake();
+        }
+    }
+
+    /// When the writer is idle with frames waiting, takes them into `out`
+    /// for the reader to write, still holding the queue (true); the reader
+    /// then writes them and calls [`unhold`](Self::unhold), or
+    /// [`hand_off`](Self::hand_off) if it cannot finish. Otherwise ends the
+    /// hold (false): the writer, awake, takes the frames itself.
+    pub(crate) fn claim(&self, out: &mut VecDeque<Outbound>) -> bool {
+        let mut state = self.lock();
+        if state.frames.is_empty() || !state.writer_waiting {
+            self.reader_holds.store(false, Ordering::SeqCst);
+            return false;
+        }
+        take_into(&mut state.frames, out);
+        true
+    }
+
+    /// The reader could not finish what it claimed (the transport is busy,
+    /// a close is next, or the write failed): the writer takes over.
+    pub(crate) fn hand_off(&self) {
+        self.reader_holds.store(false, Ordering::SeqCst);
+        {
+            let mut state = self.lock();
+            state.handed_off = true;
+            state.writer_waiting = false;
+        }
+        self.writer.wake();
     }
 
     /// Whether the bytes queued are under the budget.
@@ -140,7 +243,7 @@ impl Outbox {
 
     /// Adds every queued frame to `out`, without waiting.
     pub(crate) fn take_more(&self, out: &mut VecDeque<Outbound>) {
-        out.append(&mut self.lock().frames);
+        take_into(&mut self.lock().frames, out);
     }
 
     fn is_closed(&self) -> bool {

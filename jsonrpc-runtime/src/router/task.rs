@@ -59,6 +59,11 @@ pub(crate) trait Runner: Send + Sync + 'static {
     /// Decides whether the request may start at once.
     fn admit(&self, job: &Job) -> Admission;
 
+    /// Whether every handler of the connection is being stopped. Before its
+    /// first step, that is the only way a request can have been stopped:
+    /// the other side cannot cancel a request before it is admitted.
+    fn aborted(&self) -> bool;
+
     /// Ends the request: decides its one answer and sends it on. Returns a
     /// future when sending must wait (for room in the outbound budget).
     fn finish(&self, job: Job, ending: Ending) -> Option<BoxFuture<()>>;
@@ -144,8 +149,7 @@ impl RequestTask {
                 return;
             }
         };
-        let stop = self.job.stop.as_ref().unwrap_or(&self.job.cancel);
-        if stop.is_cancelled() {
+        if self.runner.aborted() {
             drop(held);
             self.finish(Ending::Stopped);
             return;
