@@ -235,9 +235,9 @@ impl Reader {
     }
 
     /// Step 5: the route, which must be a request route.
-    fn route_request(&self, method: &str) -> Result<Route, ErrorObject> {
+    fn route_request(&self, method: &str) -> Result<&Route, ErrorObject> {
         match self.router.get(method) {
-            Some(route) if route.kind == RouteKind::Request => Ok(route.clone()),
+            Some(route) if route.kind == RouteKind::Request => Ok(route),
             Some(_) => Err(ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("Method not found: `{method}` is a notification; send it without an id"),
@@ -277,9 +277,9 @@ impl Reader {
 
     /// Step 7: the request's own task.
     fn run_request(
-        &mut self,
+        &self,
         id: Id,
-        route: Route,
+        route: &Route,
         params: Option<RawJson<'_>>,
         extras: RawExtras<'_>,
         batch: Batch<'_>,
