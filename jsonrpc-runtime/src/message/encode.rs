@@ -22,6 +22,21 @@ fn write_sep(out: &mut Vec<u8>, dialect: Dialect) {
     }
 }
 
+/// Writes `s` as a JSON string. Method names, ids and member names rarely
+/// need an escape: those are copied between quotes, without serde_json's
+/// serializer and its byte-by-byte writes.
+pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
 fn write_extras(out: &mut Vec<u8>, extras: &Extras) -> Result<(), serde_json::Error> {
     for (key, value) in extras {
         if is_reserved_member(key) {
@@ -30,7 +45,7 @@ fn write_extras(out: &mut Vec<u8>, extras: &Extras) -> Result<(), serde_json::Er
             )));
         }
         out.push(b',');
-        serde_json::to_writer(&mut *out, key)?;
+        write_json_str(out, key);
         out.push(b':');
         serde_json::to_writer(&mut *out, value)?;
     }
@@ -57,7 +72,7 @@ pub(super) fn write_call<P: serde::Serialize + ?Sized>(
     }
     write_sep(out, dialect);
     out.extend_from_slice(br#""method":"#);
-    serde_json::to_writer(&mut *out, method)?;
+    write_json_str(out, method);
     if let Some(params) = params {
         let mark = out.len();
         out.extend_from_slice(br#","params":"#);

@@ -53,7 +53,7 @@ pub(crate) use self::classify::{
 };
 pub(crate) use self::raw::RawJson;
 
-pub(crate) use self::encode::{call_body, error_response, response, BatchAnswers};
+pub(crate) use self::encode::{call_body, error_response, response, write_json_str, BatchAnswers};
 use self::encode::{write_call, write_error, write_result};
 
 /// Top-level members that are not part of the JSON-RPC envelope, such as a

@@ -1,11 +1,11 @@
 //! Outbound calls waiting for their answer.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 
+use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 
 use crate::error::{CallError, CloseReason, ErrorObject, RpcError};
@@ -165,7 +165,9 @@ pub(crate) struct PendingTable {
 
 #[derive(Default)]
 struct Table {
-    slots: HashMap<Id, Waiting>,
+    /// Keyed by ids this side made, so a fast hash: the other side only
+    /// looks ids up, it cannot fill the table with keys of its choosing.
+    slots: FxHashMap<Id, Waiting>,
     closed: Option<CloseReason>,
 }
 

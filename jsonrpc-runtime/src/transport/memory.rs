@@ -17,6 +17,11 @@ use crate::codec::Frame;
 #[derive(Debug)]
 pub(crate) struct MemorySender {
     inner: PollSender<Bytes>,
+    /// `poll_ready` saw a free slot without reserving it. This sender is the
+    /// channel's only one, so nobody else can take the slot before
+    /// `start_send`: a plain `try_send` then, instead of the reserve
+    /// future `PollSender` runs (which cost ~800 instructions a frame).
+    free: bool,
 }
 
 /// The receiving half of an in-memory transport (see
@@ -31,6 +36,7 @@ pub(crate) fn channel(capacity: usize) -> (MemorySender, MemoryReceiver) {
     (
         MemorySender {
             inner: PollSender::new(tx),
+            free: false,
         },
         MemoryReceiver { inner: rx },
     )
@@ -43,13 +49,23 @@ impl Sink<Bytes> for MemorySender {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), TransportError>> {
-        self.inner
+        let this = &mut *self;
+        if this.free || this.inner.get_ref().is_some_and(|tx| tx.capacity() > 0) {
+            this.free = true;
+            return Poll::Ready(Ok(()));
+        }
+        this.inner
             .poll_reserve(cx)
             .map_err(|_| TransportError::Closed)
     }
 
     fn start_send(mut self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
-        self.inner
+        let this = &mut *self;
+        if std::mem::take(&mut this.free) {
+            let tx = this.inner.get_ref().ok_or(TransportError::Closed)?;
+            return tx.try_send(item).map_err(|_| TransportError::Closed);
+        }
+        this.inner
             .send_item(item)
             .map_err(|_| TransportError::Closed)
     }
