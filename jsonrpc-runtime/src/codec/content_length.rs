@@ -93,6 +93,8 @@ pub struct ContentLengthCodec {
     /// The longest message body accepted, in bytes.
     max_frame_len: usize,
     state: State,
+    /// The buffers of large bodies.
+    large: super::LargeFrames,
 }
 
 /// Where the decoder stands in the stream.
@@ -155,6 +157,7 @@ impl ContentLengthCodec {
         Self {
             max_frame_len,
             state: State::Head { scanned: 0 },
+            large: super::LargeFrames::default(),
         }
     }
 
@@ -261,12 +264,11 @@ impl Decoder for ContentLengthCodec {
                 State::Body { len } => {
                     if src.len() < len {
                         // Within the cap: safe to make room for the rest.
-                        src.reserve(len - src.len());
+                        self.large.reserve(src, len);
                         return Ok(None);
                     }
                     self.state = State::Head { scanned: 0 };
-                    let frame = src.split_to(len).freeze();
-                    super::release_large(&frame, src);
+                    let frame = self.large.split(src, len, len);
                     return Ok(Some(Frame::Message(frame)));
                 }
                 State::Discard { remaining } => {

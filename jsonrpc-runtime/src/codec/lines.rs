@@ -90,6 +90,8 @@ pub struct LineCodec {
     discarding: bool,
     /// Whether lines holding only whitespace are skipped instead of framed.
     skip_blank: bool,
+    /// The buffers of large lines.
+    pub(super) large: super::LargeFrames,
 }
 
 impl LineCodec {
@@ -132,6 +134,7 @@ impl LineCodec {
             next_index: 0,
             discarding: false,
             skip_blank: false,
+            large: super::LargeFrames::default(),
         }
     }
 
@@ -248,9 +251,7 @@ impl Decoder for LineCodec {
                         src.advance(newline + 1);
                         continue;
                     }
-                    let mut line = src.split_to(newline + 1).freeze();
-                    line.truncate(len);
-                    super::release_large(&line, src);
+                    let line = self.large.split(src, newline + 1, len);
                     return Ok(Some(Frame::Message(line)));
                 }
                 None if self.exceeds_cap(&src[..read_to]) => {

@@ -19,26 +19,142 @@
 //! be recovered (a `Content-Length` that is not a number, a header block with
 //! no `Content-Length`) are a [`FramingError`] and end the connection.
 
-use bytes::Bytes;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use bytes::{Bytes, BytesMut};
 
 mod content_length;
 mod lines;
 
 pub(crate) use self::content_length::write_header as write_content_length_header;
 
-/// After a large frame has been split off the read buffer, the buffer still
-/// holds its allocation: a connection would keep the memory of its largest
-/// message for as long as it lives. Move what is left into a small buffer
-/// of its own, so the allocation goes with the frame.
-fn release_large(frame: &[u8], src: &mut bytes::BytesMut) {
-    const LARGE: usize = 64 * 1024;
-    const FRESH: usize = 1024;
-    if frame.len() >= LARGE && src.len() < LARGE {
-        let mut fresh = bytes::BytesMut::with_capacity(FRESH.max(src.len()));
-        fresh.extend_from_slice(src);
-        *src = fresh;
+/// Frames this long or longer take the buffer they were read into.
+const LARGE: usize = 64 * 1024;
+
+/// What a framer does with the buffer of a large frame.
+///
+/// A large frame takes the whole buffer it was read into (no copy), and the
+/// framer goes on with a small one, so a connection does not keep the memory
+/// of a large message after it is handled. When the frame is dropped, its
+/// buffer comes back here as the *spare*, and the next large frame is read
+/// into it: a stream of large messages (an editor sending a whole document
+/// on each change) reuses one buffer whose pages are already in memory,
+/// instead of growing a new one from 1 KiB and having the kernel map it page
+/// by page each time. The first small frame after them lets the spare go.
+/// So a connection keeps at most one spare, within the frame cap: no more
+/// than a partial frame may hold anyway.
+#[derive(Debug, Default)]
+pub(crate) struct LargeFrames {
+    spare: Arc<Spare>,
+    /// The read buffer is a spare (large) one.
+    in_spare: bool,
+}
+
+#[derive(Debug, Default)]
+struct Spare {
+    buf: Mutex<Option<BytesMut>>,
+    /// Whether `buf` holds one: a load, not a lock, for every small frame.
+    present: AtomicBool,
+}
+
+impl Spare {
+    fn take(&self) -> Option<BytesMut> {
+        if !self.present.load(Ordering::Acquire) {
+            return None;
+        }
+        let buf = self.buf.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.present.store(false, Ordering::Release);
+        buf
     }
 }
+
+impl Clone for LargeFrames {
+    /// A framer's copy starts without a spare: buffers are not shared.
+    fn clone(&self) -> Self {
+        LargeFrames::default()
+    }
+}
+
+/// A large frame's buffer, which goes back to its framer's spare slot when
+/// the frame is dropped (if the framer is still there and has none).
+struct Lent {
+    buf: BytesMut,
+    home: Weak<Spare>,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let Some(home) = self.home.upgrade() else {
+            return;
+        };
+        let mut slot = home.buf.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
+            *slot = Some(buf);
+            home.present.store(true, Ordering::Release);
+        }
+    }
+}
+
+impl LargeFrames {
+    /// Splits off the frame `src[..len]`, consuming `end` bytes (the frame
+    /// and its terminator).
+    fn split(&mut self, src: &mut BytesMut, end: usize, len: usize) -> Bytes {
+        const FRESH: usize = 1024;
+        if end < LARGE {
+            if self.spare.present.load(Ordering::Relaxed) {
+                // The large messages are over.
+                drop(self.spare.take());
+            }
+            let mut frame = src.split_to(end).freeze();
+            frame.truncate(len);
+            if self.in_spare && src.len() < LARGE {
+                // A spare is the read buffer and small frames follow: the
+                // rest moves to a small buffer, and the large one goes with
+                // the last frame read from it.
+                self.in_spare = false;
+                let mut small = BytesMut::with_capacity(FRESH.max(src.len()));
+                small.extend_from_slice(src);
+                *src = small;
+            }
+            return frame;
+        }
+        let spare = self.spare.take();
+        self.in_spare = spare.is_some();
+        let mut next = spare.unwrap_or_else(|| BytesMut::with_capacity(FRESH.max(src.len() - end)));
+        next.extend_from_slice(&src[end..]);
+        let mut buf = std::mem::replace(src, next);
+        buf.truncate(len);
+        Bytes::from_owner(Lent {
+            buf,
+            home: Arc::downgrade(&self.spare),
+        })
+    }
+
+    /// Makes room for `total` bytes in `src` (a body of known length): in
+    /// the spare, when it is large enough.
+    fn reserve(&mut self, src: &mut BytesMut, total: usize) {
+        if total >= LARGE && src.capacity() < total {
+            if let Some(mut spare) = self.spare.take() {
+                if spare.capacity() >= total {
+                    spare.extend_from_slice(src);
+                    *src = spare;
+                    self.in_spare = true;
+                }
+            }
+        }
+        src.reserve(total.saturating_sub(src.len()));
+    }
+}
+
 pub use self::content_length::ContentLengthCodec;
 pub use self::lines::LineCodec;
 
@@ -170,5 +286,106 @@ impl tokio_util::codec::Encoder<Bytes> for FramingCodec {
             FramingCodec::Lines(c) => c.encode(item, dst),
             FramingCodec::ContentLength(c) => c.encode(item, dst),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::codec::Decoder;
+
+    use super::*;
+
+    fn line(fill: u8, len: usize) -> Vec<u8> {
+        let mut line = vec![fill; len];
+        line.push(b'\n');
+        line
+    }
+
+    fn message(frame: Option<Frame>) -> Bytes {
+        match frame {
+            Some(Frame::Message(bytes)) => bytes,
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stream_of_large_lines_reuses_one_buffer() {
+        let mut codec = LineCodec::new();
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&line(b'a', 3 * LARGE));
+        let a = message(codec.decode(&mut src).unwrap());
+        assert!(a.iter().all(|&b| b == b'a') && a.len() == 3 * LARGE);
+        let a_at = a.as_ptr() as usize;
+        // The frame took its buffer; the framer goes on with a small one.
+        assert!(src.capacity() < LARGE);
+        drop(a);
+
+        // The next large line is read as before, and the one after it into
+        // the first one's buffer, now the spare.
+        src.extend_from_slice(&line(b'b', 2 * LARGE));
+        let b = message(codec.decode(&mut src).unwrap());
+        assert!(b.iter().all(|&x| x == b'b') && b.len() == 2 * LARGE);
+        assert!(src.capacity() >= 3 * LARGE);
+        src.extend_from_slice(&line(b'c', 3 * LARGE));
+        let c = message(codec.decode(&mut src).unwrap());
+        assert!(c.iter().all(|&x| x == b'c') && c.len() == 3 * LARGE);
+        assert_eq!(c.as_ptr() as usize, a_at);
+    }
+
+    #[test]
+    fn a_small_line_after_large_ones_lets_the_large_buffers_go() {
+        let mut codec = LineCodec::new();
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&line(b'a', 2 * LARGE));
+        drop(message(codec.decode(&mut src).unwrap()));
+        // `b` is read into a small buffer, and the spare (`a`'s) becomes the
+        // read buffer after it.
+        src.extend_from_slice(&line(b'b', 2 * LARGE));
+        let b = message(codec.decode(&mut src).unwrap());
+        assert!(src.capacity() >= 2 * LARGE);
+        drop(b);
+        // A small line: the read buffer becomes small again, and `b`'s
+        // buffer, the spare since `b` dropped, is let go.
+        src.extend_from_slice(b"{}\n{\"x\":");
+        assert_eq!(&message(codec.decode(&mut src).unwrap())[..], b"{}");
+        assert!(src.capacity() < LARGE);
+        assert_eq!(&src[..], b"{\"x\":");
+        assert!(codec.large.spare.take().is_none());
+    }
+
+    #[test]
+    fn a_large_body_of_known_length_is_read_into_the_spare() {
+        let mut codec = ContentLengthCodec::new();
+        let body = vec![b'7'; 2 * LARGE];
+        let head = format!("Content-Length: {}\r\n\r\n", body.len());
+        let mut src = BytesMut::new();
+        src.extend_from_slice(head.as_bytes());
+        src.extend_from_slice(&body);
+        let first = message(codec.decode(&mut src).unwrap());
+        assert_eq!(first, body);
+        let first_at = first.as_ptr() as usize;
+        drop(first);
+
+        // The header of the next body, then the body in two parts: room for
+        // it is made in the spare.
+        src.extend_from_slice(head.as_bytes());
+        src.extend_from_slice(&body[..LARGE]);
+        assert!(codec.decode(&mut src).unwrap().is_none());
+        src.extend_from_slice(&body[LARGE..]);
+        let second = message(codec.decode(&mut src).unwrap());
+        assert_eq!(second, body);
+        assert_eq!(second.as_ptr() as usize, first_at);
+    }
+
+    #[test]
+    fn a_frame_outliving_its_framer_frees_its_own_buffer() {
+        let mut codec = LineCodec::new();
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&line(b'z', LARGE));
+        let frame = message(codec.decode(&mut src).unwrap());
+        drop(codec);
+        // Nothing to give the buffer back to: it goes with the frame.
+        assert_eq!(frame.len(), LARGE);
+        drop(frame);
     }
 }
