@@ -264,6 +264,8 @@ impl Decoder for LineCodec {
                 }
                 None => {
                     self.next_index = read_to;
+                    self.large
+                        .partial(src, self.max_frame_len.saturating_add(2));
                     return Ok(None);
                 }
             }

@@ -32,18 +32,23 @@ pub(crate) use self::content_length::write_header as write_content_length_header
 /// Frames this long or longer take the buffer they were read into.
 const LARGE: usize = 64 * 1024;
 
-/// What a framer does with the buffer of a large frame.
+/// What a framer does with the buffers of large frames.
 ///
 /// A large frame takes the whole buffer it was read into (no copy), and the
 /// framer goes on with a small one, so a connection does not keep the memory
-/// of a large message after it is handled. When the frame is dropped, its
-/// buffer comes back here as the *spare*, and the next large frame is read
-/// into it: a stream of large messages (an editor sending a whole document
-/// on each change) reuses one buffer whose pages are already in memory,
-/// instead of growing a new one from 1 KiB and having the kernel map it page
-/// by page each time. The first small frame after them lets the spare go.
-/// So a connection keeps at most one spare, within the frame cap: no more
-/// than a partial frame may hold anyway.
+/// of a large message after it is handled.
+///
+/// A partial frame past 64 KiB grows in few, large steps (room for 16 times
+/// what has come, within the cap) rather than by doubling from 1 KiB: fewer
+/// copies, and room not yet written costs address space, not memory.
+///
+/// A large frame dropped while the next large frame is being read gives its
+/// buffer back as the *spare*, and the rest of that frame (or the next one)
+/// is read into it: a stream of large messages (an editor sending a whole
+/// document on each change) reuses buffers whose pages are already in
+/// memory. A frame dropped at any other time frees its buffer, and the first
+/// small frame lets a spare go. So a connection holds at most one spare, and
+/// only while large frames are coming in.
 #[derive(Debug, Default)]
 pub(crate) struct LargeFrames {
     spare: Arc<Spare>,
@@ -56,6 +61,8 @@ struct Spare {
     buf: Mutex<Option<BytesMut>>,
     /// Whether `buf` holds one: a load, not a lock, for every small frame.
     present: AtomicBool,
+    /// A large frame is being read: a buffer given back now is kept.
+    wanted: AtomicBool,
 }
 
 impl Spare {
@@ -94,6 +101,9 @@ impl Drop for Lent {
         let Some(home) = self.home.upgrade() else {
             return;
         };
+        if !home.wanted.load(Ordering::Acquire) {
+            return;
+        }
         let mut slot = home.buf.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let mut buf = std::mem::take(&mut self.buf);
@@ -127,6 +137,7 @@ impl LargeFrames {
             }
             return frame;
         }
+        self.spare.wanted.store(false, Ordering::Release);
         let spare = self.spare.take();
         self.in_spare = spare.is_some();
         let mut next = spare.unwrap_or_else(|| BytesMut::with_capacity(FRESH.max(src.len() - end)));
@@ -142,16 +153,41 @@ impl LargeFrames {
     /// Makes room for `total` bytes in `src` (a body of known length): in
     /// the spare, when it is large enough.
     fn reserve(&mut self, src: &mut BytesMut, total: usize) {
-        if total >= LARGE && src.capacity() < total {
-            if let Some(mut spare) = self.spare.take() {
-                if spare.capacity() >= total {
-                    spare.extend_from_slice(src);
-                    *src = spare;
-                    self.in_spare = true;
-                }
-            }
+        if total >= LARGE {
+            self.spare.wanted.store(true, Ordering::Release);
+            self.use_spare(src, total);
         }
         src.reserve(total.saturating_sub(src.len()));
+    }
+
+    /// `src` holds the start of a frame whose end has not come, and the
+    /// frame cannot be longer than `cap` bytes: past 64 KiB, room for the
+    /// rest is made in few steps, in the spare if there is one.
+    fn partial(&mut self, src: &mut BytesMut, cap: usize) {
+        if src.len() < LARGE {
+            return;
+        }
+        self.spare.wanted.store(true, Ordering::Release);
+        let want = src.len().saturating_mul(16).min(cap);
+        self.use_spare(src, want);
+        if src.capacity() - src.len() < src.len() {
+            src.reserve(want.saturating_sub(src.len()));
+        }
+    }
+
+    /// Moves what `src` holds into the spare, if there is one at least as
+    /// large as `src` and room for `want` bytes.
+    fn use_spare(&mut self, src: &mut BytesMut, want: usize) {
+        if src.capacity() >= want {
+            return;
+        }
+        if let Some(mut spare) = self.spare.take() {
+            if spare.capacity() > src.capacity() {
+                spare.extend_from_slice(src);
+                *src = spare;
+                self.in_spare = true;
+            }
+        }
     }
 }
 
@@ -309,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stream_of_large_lines_reuses_one_buffer() {
+    fn a_large_line_dropped_while_the_next_is_read_lends_its_buffer() {
         let mut codec = LineCodec::new();
         let mut src = BytesMut::new();
         src.extend_from_slice(&line(b'a', 3 * LARGE));
@@ -318,14 +354,16 @@ mod tests {
         let a_at = a.as_ptr() as usize;
         // The frame took its buffer; the framer goes on with a small one.
         assert!(src.capacity() < LARGE);
-        drop(a);
 
-        // The next large line is read as before, and the one after it into
-        // the first one's buffer, now the spare.
-        src.extend_from_slice(&line(b'b', 2 * LARGE));
+        // The next large line is coming when `a` is dropped: its buffer is
+        // kept, and the line after the next is read into it.
+        let b_line = line(b'b', 2 * LARGE);
+        src.extend_from_slice(&b_line[..LARGE + 10]);
+        assert!(codec.decode(&mut src).unwrap().is_none());
+        drop(a);
+        src.extend_from_slice(&b_line[LARGE + 10..]);
         let b = message(codec.decode(&mut src).unwrap());
         assert!(b.iter().all(|&x| x == b'b') && b.len() == 2 * LARGE);
-        assert!(src.capacity() >= 3 * LARGE);
         src.extend_from_slice(&line(b'c', 3 * LARGE));
         let c = message(codec.decode(&mut src).unwrap());
         assert!(c.iter().all(|&x| x == b'c') && c.len() == 3 * LARGE);
@@ -333,19 +371,45 @@ mod tests {
     }
 
     #[test]
-    fn a_small_line_after_large_ones_lets_the_large_buffers_go() {
+    fn a_large_line_dropped_between_frames_frees_its_buffer() {
         let mut codec = LineCodec::new();
         let mut src = BytesMut::new();
         src.extend_from_slice(&line(b'a', 2 * LARGE));
         drop(message(codec.decode(&mut src).unwrap()));
-        // `b` is read into a small buffer, and the spare (`a`'s) becomes the
-        // read buffer after it.
-        src.extend_from_slice(&line(b'b', 2 * LARGE));
-        let b = message(codec.decode(&mut src).unwrap());
+        assert!(codec.large.spare.take().is_none());
+        assert!(src.capacity() < LARGE);
+    }
+
+    #[test]
+    fn a_partial_line_past_64_kib_grows_in_one_step() {
+        let mut codec = LineCodec::with_max_frame_len(100 * LARGE);
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&vec![b'x'; LARGE]);
+        assert!(codec.decode(&mut src).unwrap().is_none());
+        assert!(src.capacity() >= 16 * LARGE);
+        // Never past the cap (and its terminator).
+        let mut codec = LineCodec::with_max_frame_len(2 * LARGE);
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&vec![b'x'; LARGE]);
+        assert!(codec.decode(&mut src).unwrap().is_none());
+        assert!(src.capacity() >= 2 * LARGE + 2 && src.capacity() < 4 * LARGE);
+    }
+
+    #[test]
+    fn a_small_line_after_large_ones_lets_the_large_buffers_go() {
+        let mut codec = LineCodec::new();
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&line(b'a', 2 * LARGE));
+        let a = message(codec.decode(&mut src).unwrap());
+        let b_line = line(b'b', 2 * LARGE);
+        src.extend_from_slice(&b_line[..LARGE]);
+        assert!(codec.decode(&mut src).unwrap().is_none());
+        drop(a);
+        // `b` completes; `a`'s buffer, the spare, becomes the read buffer.
+        src.extend_from_slice(&b_line[LARGE..]);
+        drop(message(codec.decode(&mut src).unwrap()));
         assert!(src.capacity() >= 2 * LARGE);
-        drop(b);
-        // A small line: the read buffer becomes small again, and `b`'s
-        // buffer, the spare since `b` dropped, is let go.
+        // A small line: the read buffer becomes small again.
         src.extend_from_slice(b"{}\n{\"x\":");
         assert_eq!(&message(codec.decode(&mut src).unwrap())[..], b"{}");
         assert!(src.capacity() < LARGE);
@@ -364,17 +428,24 @@ mod tests {
         let first = message(codec.decode(&mut src).unwrap());
         assert_eq!(first, body);
         let first_at = first.as_ptr() as usize;
-        drop(first);
 
-        // The header of the next body, then the body in two parts: room for
-        // it is made in the spare.
+        // The next body is coming when the first is dropped: the first one's
+        // buffer is kept, and the body after the next is read into it (the
+        // next already had its room made).
         src.extend_from_slice(head.as_bytes());
         src.extend_from_slice(&body[..LARGE]);
         assert!(codec.decode(&mut src).unwrap().is_none());
+        drop(first);
         src.extend_from_slice(&body[LARGE..]);
         let second = message(codec.decode(&mut src).unwrap());
         assert_eq!(second, body);
-        assert_eq!(second.as_ptr() as usize, first_at);
+        src.extend_from_slice(head.as_bytes());
+        src.extend_from_slice(&body);
+        let third = message(codec.decode(&mut src).unwrap());
+        assert_eq!(third, body);
+        // In the first one's buffer (where its header went too).
+        let third_at = third.as_ptr() as usize;
+        assert!((first_at..first_at + head.len() + 1).contains(&third_at));
     }
 
     #[test]
