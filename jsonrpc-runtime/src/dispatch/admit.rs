@@ -159,7 +159,7 @@ impl Reader {
                 };
                 waiting.span.answered(code);
                 // Every report came before the answer; the stream ends here.
-                shared.progress_subscriptions().end_call(id);
+                shared.end_call_progress(id);
                 waiting.slot.complete(outcome)
             }
             None => match outcome {

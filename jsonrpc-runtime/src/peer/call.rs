@@ -95,7 +95,7 @@ impl Shared {
                 waiting.span.ended("cancelled");
                 waiting.slot.complete(Outcome::Cancelled);
             }
-            self.progress_subscriptions().end_call(id);
+            self.end_call_progress(id);
         }
         sent
     }
@@ -151,7 +151,7 @@ pub(crate) fn forget_call(shared: &Shared, id: &Id) {
         waiting
             .span
             .ended("given up (timed out, or the caller stopped waiting)");
-        shared.progress_subscriptions().end_call(id);
+        shared.end_call_progress(id);
         if shared.done.is_cancelled() {
             return;
         }
@@ -377,12 +377,14 @@ impl Peer {
         )
         .map_err(CallError::InvalidParams)?;
         let rx = shared.register::<R, E>(&id, method)?;
+        // Before the frame goes out: its answer must find the stream.
+        shared.progress_call_made();
         let (progress, activity) = shared
             .progress_subscriptions()
             .subscribe(token.clone(), id.clone());
         if shared.send_now(body).is_err() {
             shared.pending.remove(&id);
-            shared.progress_subscriptions().end_call(&id);
+            shared.end_call_progress(&id);
             return Err(CallError::Closed(shared.reason_or_local()));
         }
         let timeout = options.timeout.unwrap_or_else(|| self.default_timeout());

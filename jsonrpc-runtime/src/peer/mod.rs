@@ -162,6 +162,9 @@ pub(crate) struct Shared {
     handles: OnceLock<Weak<HandleGuard>>,
     /// Progress streams of outbound calls, by token.
     progress_subscriptions: Mutex<ProgressSubscriptions>,
+    /// Set for good once a call asks for progress: until then, an answer
+    /// has no progress stream to end and takes no lock for it.
+    progress_calls: AtomicBool,
     next_token: AtomicU64,
 }
 
@@ -195,6 +198,7 @@ impl Shared {
             reason: OnceLock::new(),
             handles: OnceLock::new(),
             progress_subscriptions: Mutex::new(ProgressSubscriptions::default()),
+            progress_calls: AtomicBool::new(false),
             next_token: AtomicU64::new(1),
         }
     }
@@ -205,6 +209,18 @@ impl Shared {
         self.progress_subscriptions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the progress stream of the call `id`, if it has one.
+    pub(crate) fn end_call_progress(&self, id: &Id) {
+        if self.progress_calls.load(Ordering::Acquire) {
+            self.progress_subscriptions().end_call(id);
+        }
+    }
+
+    /// Marks that a call asked for progress (see `progress_calls`).
+    pub(crate) fn progress_call_made(&self) {
+        self.progress_calls.store(true, Ordering::Release);
     }
 
     fn next_progress_token(&self) -> Id {
