@@ -175,8 +175,8 @@ impl LargeFrames {
         }
     }
 
-    /// Moves what `src` holds into the spare, if there is one at least as
-    /// large as `src` and room for `want` bytes.
+    /// Moves what `src` holds into the spare when `src` has no room for
+    /// `want` bytes and the spare is the larger (a smaller spare is let go).
     fn use_spare(&mut self, src: &mut BytesMut, want: usize) {
         if src.capacity() >= want {
             return;
@@ -344,12 +344,18 @@ mod tests {
         }
     }
 
+    /// Feeds one line of `len` bytes of `fill` to `codec` and returns the
+    /// frame it decodes.
+    fn decode_line(codec: &mut LineCodec, src: &mut BytesMut, fill: u8, len: usize) -> Bytes {
+        src.extend_from_slice(&line(fill, len));
+        message(codec.decode(src).unwrap())
+    }
+
     #[test]
     fn a_large_line_dropped_while_the_next_is_read_lends_its_buffer() {
         let mut codec = LineCodec::new();
         let mut src = BytesMut::new();
-        src.extend_from_slice(&line(b'a', 3 * LARGE));
-        let a = message(codec.decode(&mut src).unwrap());
+        let a = decode_line(&mut codec, &mut src, b'a', 3 * LARGE);
         assert!(a.iter().all(|&b| b == b'a') && a.len() == 3 * LARGE);
         let a_at = a.as_ptr() as usize;
         // The frame took its buffer; the framer goes on with a small one.
@@ -364,8 +370,7 @@ mod tests {
         src.extend_from_slice(&b_line[LARGE + 10..]);
         let b = message(codec.decode(&mut src).unwrap());
         assert!(b.iter().all(|&x| x == b'b') && b.len() == 2 * LARGE);
-        src.extend_from_slice(&line(b'c', 3 * LARGE));
-        let c = message(codec.decode(&mut src).unwrap());
+        let c = decode_line(&mut codec, &mut src, b'c', 3 * LARGE);
         assert!(c.iter().all(|&x| x == b'c') && c.len() == 3 * LARGE);
         assert_eq!(c.as_ptr() as usize, a_at);
     }
@@ -374,8 +379,7 @@ mod tests {
     fn a_large_line_dropped_between_frames_frees_its_buffer() {
         let mut codec = LineCodec::new();
         let mut src = BytesMut::new();
-        src.extend_from_slice(&line(b'a', 2 * LARGE));
-        drop(message(codec.decode(&mut src).unwrap()));
+        drop(decode_line(&mut codec, &mut src, b'a', 2 * LARGE));
         assert!(codec.large.spare.take().is_none());
         assert!(src.capacity() < LARGE);
     }
@@ -399,8 +403,7 @@ mod tests {
     fn a_small_line_after_large_ones_lets_the_large_buffers_go() {
         let mut codec = LineCodec::new();
         let mut src = BytesMut::new();
-        src.extend_from_slice(&line(b'a', 2 * LARGE));
-        let a = message(codec.decode(&mut src).unwrap());
+        let a = decode_line(&mut codec, &mut src, b'a', 2 * LARGE);
         let b_line = line(b'b', 2 * LARGE);
         src.extend_from_slice(&b_line[..LARGE]);
         assert!(codec.decode(&mut src).unwrap().is_none());
@@ -521,8 +524,7 @@ mod tests {
     fn a_frame_outliving_its_framer_frees_its_own_buffer() {
         let mut codec = LineCodec::new();
         let mut src = BytesMut::new();
-        src.extend_from_slice(&line(b'z', LARGE));
-        let frame = message(codec.decode(&mut src).unwrap());
+        let frame = decode_line(&mut codec, &mut src, b'z', LARGE);
         drop(codec);
         // Nothing to give the buffer back to: it goes with the frame.
         assert_eq!(frame.len(), LARGE);
