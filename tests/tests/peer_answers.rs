@@ -280,3 +280,111 @@ async fn the_in_flight_cap_still_holds_for_handlers_that_do_not_call_back() {
     }
     assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
+
+// Large frames: the route decodes the params as the frame is read.
+
+/// A document as an editor opens it.
+#[derive(serde::Deserialize)]
+struct Open {
+    uri: String,
+    text: String,
+}
+
+/// About `len` bytes of source text, dense with what JSON escapes.
+fn source(len: usize) -> String {
+    let line = "\tprintln!(\"{} \\ {}\", a, \"b\"); // ünï\r\n";
+    let mut text = line.repeat(len / line.len() + 1);
+    let end = (0..=len).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    text.truncate(end);
+    text
+}
+
+/// `open` answers with the document's text; `opened` keeps it for `last`.
+fn documents_router() -> Router {
+    let last = Arc::new(std::sync::Mutex::new(String::new()));
+    let keep = last.clone();
+    Router::new()
+        .request("open", |p: Open, _: Context| async move {
+            Ok::<_, ErrorObject>(json!([p.uri, p.text]))
+        })
+        .notification("opened", move |p: Open, _: Context| {
+            *keep.lock().unwrap() = p.text;
+            async {}
+        })
+        .request("last", move |(): (), _: Context| {
+            let text = last.lock().unwrap().clone();
+            async move { Ok::<_, ErrorObject>(text) }
+        })
+}
+
+#[tokio::test]
+async fn large_frames_are_served_in_any_member_order_and_broken_ones_refused() {
+    let text = source(200_000);
+    let doc = json!({"uri": "file:///a.rs", "text": text}).to_string();
+    let mut client = RawClient::start(documents_router(), Config::default());
+    for (id, line) in [
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"open","params":{doc}}}"#),
+        format!(r#"{{"params":{doc},"method":"open","id":2,"jsonrpc":"2.0"}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"open","params":[{doc}]}}"#).replace(
+            &format!("[{doc}]"),
+            &format!(r#"["file:///a.rs",{}]"#, json!(text)),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        client.send(&line).await;
+        let answer = client.recv().await;
+        assert_eq!(answer["id"], json!(id + 1), "{answer:.200}");
+        assert_eq!(answer["result"], json!(["file:///a.rs", text]));
+    }
+
+    // A notification, read back by a request.
+    client
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","method":"opened","params":{doc}}}"#
+        ))
+        .await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":4,"method":"last"}"#)
+        .await;
+    assert_eq!(client.recv().await["result"], json!(text));
+
+    // The wrong type is invalid params, with the id; broken JSON deep in
+    // the text is a parse error.
+    let wrong = doc.replace(r#""uri":"file:///a.rs""#, r#""uri":5"#);
+    client
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"open","params":{wrong}}}"#
+        ))
+        .await;
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], json!(5));
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    let at = doc.len() / 2;
+    let at = (at..).find(|&i| doc.is_char_boundary(i)).unwrap();
+    for broken in [
+        format!("{}\u{1}{}", &doc[..at], &doc[at..]),
+        format!("{}\\q{}", &doc[..at], &doc[at..]),
+        doc[..doc.len() - 1].to_owned(),
+    ] {
+        client
+            .send(&format!(
+                r#"{{"jsonrpc":"2.0","id":6,"method":"open","params":{broken}}}"#
+            ))
+            .await;
+        let answer = client.recv().await;
+        assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+    }
+
+    // The connection still serves, and `respond` answers the same.
+    client
+        .send(r#"{"jsonrpc":"2.0","id":7,"method":"last"}"#)
+        .await;
+    assert_eq!(client.recv().await["result"], json!(text));
+    let line = format!(r#"{{"jsonrpc":"2.0","id":8,"method":"open","params":{doc}}}"#);
+    let answer = documents_router().respond(line.as_bytes()).await.unwrap();
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["result"], json!(["file:///a.rs", text]));
+}

@@ -274,19 +274,22 @@ fn main() {
 
     // Large messages.
     r.line("\n### Large messages (framer + parse + typed decode)\n");
-    r.line("| shape | size | serde_json from_slice | ours (long-lived peer) | ours speed ÷ serde_json | ours (fresh peer per message) | framer | envelope (owned parse) | typed params |");
-    r.line("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    r.line("| shape | size | serde_json from_slice | ours (long-lived peer) | ours speed ÷ serde_json | ours in process (`respond`) | in process ÷ serde_json | ours (fresh peer per message) | framer | envelope (owned parse) | typed params |");
+    r.line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for shape in ["text", "items"] {
         for size in ["1MiB", "8MiB"] {
             let id = |v: &str| format!("large/{shape}/{v}/{size}");
-            let speed = match (r.get(&id("floor_from_slice")), r.get(&id("ours_peer"))) {
+            let speed = |ours: &str| match (r.get(&id("floor_from_slice")), r.get(&id(ours))) {
                 (Some(f), Some(o)) => format!("{:.0}%", 100.0 * f.median / o.median),
                 _ => "–".into(),
             };
             let row = format!(
-                "| {shape} | {size} | {} | {} | {speed} | {} | {} | {} | {} |",
+                "| {shape} | {size} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.cell(&id("floor_from_slice"), 1.0),
                 r.cell(&id("ours_peer"), 1.0),
+                speed("ours_peer"),
+                r.cell(&id("ours_respond"), 1.0),
+                speed("ours_respond"),
                 r.cell(&id("ours_fresh_peer"), 1.0),
                 r.cell(&id("step_framer"), 1.0),
                 r.cell(&id("step_envelope"), 1.0),

@@ -85,7 +85,11 @@ impl Reader {
             }
         };
         let parse = self.connection.shared.config.parse;
-        match message::classify_frame(text, &parse) {
+        // A large frame's params are decoded by their route as they are
+        // read, instead of validated here and parsed again; they wait in
+        // `decoded` for the route.
+        let mut decoded = None;
+        match message::classify_frame_decoding(text, &parse, &self.router, &mut decoded) {
             // Requests and answers never wait: no future for them.
             ClassifiedFrame::Single(Classified::Request {
                 id,

@@ -3,14 +3,15 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 
+use serde::de::DeserializeOwned;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use std::fmt;
 
-use super::raw::RawJson;
-use super::scan::{scan, SCAN_MAX};
+use super::raw::{DecodedParams, DecodedSlot, RawJson};
+use super::scan::{scan, scan_large, SCAN_MAX};
 use super::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
 };
@@ -113,6 +114,61 @@ pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> Class
         }
     }
     classify_general(text, options)
+}
+
+/// Decodes a large frame's params during its classification, straight
+/// into the type its method's route takes: one parse of the params instead
+/// of a validation and then a decode (the router implements it).
+pub(crate) trait DecodeParams {
+    /// `method`'s params, decoded from the JSON value at the start of
+    /// `text`, and the length of that value's text; `None` when no route
+    /// decodes them this way or they do not decode.
+    fn decode_params(&self, method: &str, text: &str) -> Option<(DecodedParams, usize)>;
+}
+
+/// The `P` at the start of `text`, and the length of its text: what a
+/// route's [`DecodeParams`] does. `None` if it does not decode (the caller
+/// then validates and decodes the usual way, which tells a syntax error
+/// from a wrong type).
+pub(crate) fn decode_prefix<P: DeserializeOwned + Send + 'static>(
+    text: &str,
+) -> Option<(DecodedParams, usize)> {
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<P>();
+    let params = values.next()?.ok()?;
+    Some((Box::new(params), values.byte_offset()))
+}
+
+/// [`classify_frame`], with a frame over the scanner's limit (16 KiB)
+/// scanned too: a single request's or notification's params are then
+/// decoded by `decoder` as they are read, and wait in a slot made in
+/// `slot` for their route ([`RawJson::Decoded`]). Small frames leave
+/// `slot` empty.
+#[inline]
+pub(crate) fn classify_frame_decoding<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    decoder: &dyn DecodeParams,
+    slot: &'a mut Option<DecodedSlot>,
+) -> ClassifiedFrame<'a> {
+    if text.len() <= SCAN_MAX {
+        classify_frame(text, options)
+    } else {
+        classify_large(text, options, decoder, slot.insert(DecodedSlot::default()))
+    }
+}
+
+#[inline(never)]
+fn classify_large<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    decoder: &dyn DecodeParams,
+    slot: &'a DecodedSlot,
+) -> ClassifiedFrame<'a> {
+    match scan_large(text, options, decoder, slot) {
+        Some(classified) => ClassifiedFrame::Single(classified),
+        // Params decoded before the scan gave up stay in the slot, unused.
+        None => classify_general(text, options),
+    }
 }
 
 /// Classifies any frame, through serde_json.

@@ -49,9 +49,10 @@ mod raw;
 mod scan;
 
 pub(crate) use self::classify::{
-    classify_frame, Classified, ClassifiedFrame, RawExtras, KNOWN_KEYS,
+    classify_frame, classify_frame_decoding, decode_prefix, Classified, ClassifiedFrame,
+    DecodeParams, RawExtras, KNOWN_KEYS,
 };
-pub(crate) use self::raw::RawJson;
+pub(crate) use self::raw::{DecodedParams, RawJson};
 
 pub(crate) use self::encode::{call_body, error_response, response, write_json_str, BatchAnswers};
 use self::encode::{write_call, write_error, write_result};

@@ -15,11 +15,20 @@
 //! malformed. The general path then reads the frame from the start, so a
 //! frame classifies the same either way (tests compare the two on fixed,
 //! mutated and generated frames).
+//!
+//! Frames over [`SCAN_MAX`] are scanned only when a [`DecodeParams`] is at
+//! hand (the peer's router): their `params` are not validated here but
+//! decoded straight into the route's own type, by serde_json, in the same
+//! pass. Validating an 8 MiB text and then decoding it cost two parses
+//! where that is one. Such a frame goes to the general path when its method
+//! does not come before its params, when the route does not decode them
+//! (a wrong type, a syntax error: the general path then says which) or
+//! when it is a response.
 
 use std::borrow::Cow;
 
-use super::classify::{object_params, Classified, RawExtras};
-use super::raw::RawJson;
+use super::classify::{object_params, Classified, DecodeParams, RawExtras};
+use super::raw::{DecodedSlot, RawJson};
 use super::{ParamsShape, ParseOptions};
 use crate::id::Id;
 
@@ -29,9 +38,30 @@ use crate::id::Id;
 /// frame's cost anyway.
 pub(super) const SCAN_MAX: usize = 16 * 1024;
 
-/// Classifies `text` if it has the common shape; `None` sends it to the
-/// general path.
+/// Classifies `text` (at most [`SCAN_MAX`] bytes) if it has the common
+/// shape; `None` sends it to the general path.
 pub(super) fn scan<'a>(text: &'a str, options: &ParseOptions) -> Option<Classified<'a>> {
+    scan_with::<false>(text, options, None)
+}
+
+/// [`scan`] for a frame over [`SCAN_MAX`]: its params are decoded by
+/// `decoder` into `slot`, not validated.
+pub(super) fn scan_large<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    decoder: &dyn DecodeParams,
+    slot: &'a DecodedSlot,
+) -> Option<Classified<'a>> {
+    scan_with::<true>(text, options, Some((decoder, slot)))
+}
+
+/// [`scan`] and [`scan_large`], compiled apart so that small frames' path
+/// has no test for a decoder.
+fn scan_with<'a, const LARGE: bool>(
+    text: &'a str,
+    options: &ParseOptions,
+    decoder: Option<(&dyn DecodeParams, &'a DecodedSlot)>,
+) -> Option<Classified<'a>> {
     let mut cursor = Cursor {
         text,
         bytes: text.as_bytes(),
@@ -65,10 +95,15 @@ pub(super) fn scan<'a>(text: &'a str, options: &ParseOptions) -> Option<Classifi
             }
             b'p' => {
                 cursor.name(br#"params""#)?;
-                params = Some(cursor.raw_compound()?);
+                params = Some(if LARGE {
+                    let (decoder, slot) = decoder?;
+                    cursor.decode_params(method?, options, decoder, slot)?
+                } else {
+                    cursor.raw_compound()?
+                });
                 8
             }
-            b'r' => {
+            b'r' if !LARGE => {
                 cursor.name(br#"result""#)?;
                 result = Some(cursor.raw()?);
                 16
@@ -252,6 +287,29 @@ impl<'a> Cursor<'a> {
             b'{' | b'[' => self.raw(),
             _ => None,
         }
+    }
+
+    /// Params decoded by `decoder` into `method`'s own type and put in
+    /// `slot`; their text is valid (serde_json read all of it to decode
+    /// them).
+    fn decode_params(
+        &mut self,
+        method: &str,
+        options: &ParseOptions,
+        decoder: &dyn DecodeParams,
+        slot: &'a DecodedSlot,
+    ) -> Option<RawJson<'a>> {
+        match (self.peek()?, options.params) {
+            (b'{', _) | (b'[', ParamsShape::ObjectOrArray) => {}
+            _ => return None,
+        }
+        let start = self.pos;
+        let rest = self.text.get(start..)?;
+        let (params, len) = decoder.decode_params(method, rest)?;
+        let text = rest.get(..len)?;
+        self.pos = start + len;
+        slot.put(params);
+        Some(RawJson::Decoded(text, slot))
     }
 
     /// One value, validated here: its text.

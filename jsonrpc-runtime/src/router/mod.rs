@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 
 use crate::context::Context;
 use crate::error::{ErrorObject, RpcError};
-use crate::message::RawJson;
+use crate::message::{DecodeParams, DecodedParams, RawJson};
 
 #[cfg(feature = "tower")]
 mod layer;
@@ -522,5 +522,13 @@ impl ErrorMapping {
             Ok(with_data) => with_data,
             Err(_) => object,
         }
+    }
+}
+
+/// The route of the method decodes a large frame's params while the frame is
+/// classified.
+impl DecodeParams for Router {
+    fn decode_params(&self, method: &str, text: &str) -> Option<(DecodedParams, usize)> {
+        self.get(method)?.handler.decode(text)
     }
 }

@@ -106,7 +106,8 @@ impl Router {
                 return Some(message::error_response(dialect, &Id::NULL, &error));
             }
         };
-        match message::classify_frame(text, options) {
+        let mut decoded = None;
+        match message::classify_frame_decoding(text, options, self, &mut decoded) {
             ClassifiedFrame::Single(m) => self.answer(m, options, connection, gate).await,
             ClassifiedFrame::Batch(messages) => {
                 let answers = BatchAnswers::new(DEFAULT_OUTBOUND_BUDGET, dialect);

@@ -18,7 +18,7 @@ use super::{IntoReply, Reply};
 use crate::context::Context;
 use crate::error::{ErrorObject, RpcError};
 use crate::id::Id;
-use crate::message::{self, Dialect, RawJson};
+use crate::message::{self, DecodedParams, Dialect, RawJson};
 
 /// The kind of a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,14 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
         ctx: Context,
         dialect: Dialect,
     ) -> Result<BoxFuture<Answer>, ErrorObject>;
+
+    /// Decodes the params at the start of `text` into the handler's own
+    /// type, while a large frame is classified (`message::DecodeParams`):
+    /// the value and the length of its text. By default, a route does not.
+    fn decode(&self, text: &str) -> Option<(DecodedParams, usize)> {
+        let _ = text;
+        None
+    }
 
     /// Decodes the params and spawns the handler as `task`'s task, without
     /// boxing its future; on a decoding error, gives the task back.
@@ -158,6 +166,10 @@ where
         }))
     }
 
+    fn decode(&self, text: &str) -> Option<(DecodedParams, usize)> {
+        message::decode_prefix::<P>(text)
+    }
+
     #[allow(clippy::result_large_err)]
     fn spawn(
         &self,
@@ -218,6 +230,10 @@ where
         }))
     }
 
+    fn decode(&self, text: &str) -> Option<(DecodedParams, usize)> {
+        message::decode_prefix::<P>(text)
+    }
+
     #[allow(clippy::result_large_err)]
     fn spawn(
         &self,
@@ -268,18 +284,27 @@ pub(crate) fn encode_reply<T: Serialize, E: RpcError>(
 /// Absent params decode as nothing: `()` and `Option<T>` accept them, a
 /// struct gets its defaults or a "missing field" error. `{}` and `[]` are
 /// also accepted where `()` is expected.
-pub(crate) fn decode_params<P: DeserializeOwned>(
+pub(crate) fn decode_params<P: DeserializeOwned + 'static>(
     params: Option<RawJson<'_>>,
 ) -> Result<P, ErrorObject> {
     match params {
         None => P::deserialize(Absent).map_err(ErrorObject::invalid_params),
-        Some(raw) => serde_json::from_str::<P>(raw.get()).or_else(|e| {
-            if is_empty_container(raw.get()) {
-                P::deserialize(Absent).map_err(|_| ErrorObject::invalid_params(e))
-            } else {
-                Err(ErrorObject::invalid_params(e))
+        Some(raw) => {
+            // Decoded as the frame was classified (by this route, if the
+            // type matches).
+            if let RawJson::Decoded(_, decoded) = raw {
+                if let Some(params) = decoded.take::<P>() {
+                    return Ok(params);
+                }
             }
-        }),
+            serde_json::from_str::<P>(raw.get()).or_else(|e| {
+                if is_empty_container(raw.get()) {
+                    P::deserialize(Absent).map_err(|_| ErrorObject::invalid_params(e))
+                } else {
+                    Err(ErrorObject::invalid_params(e))
+                }
+            })
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! The scanner against the general path, on fixed, mutated and generated
 //! frames.
 
-use super::super::classify::classify_general;
+use super::super::classify::{classify_general, ClassifiedFrame};
+use super::super::raw::DecodedParams;
 use super::super::{Batches, Dialect, NullId, NullParams, Responses};
 use super::*;
 
@@ -340,4 +341,166 @@ fn random_frames_classify_as_the_general_path_does() {
         }
     }
     assert!(taken > 2_000, "the scanner took {taken} frames");
+}
+
+// Large frames: params decoded by the route in the scan.
+
+/// Decodes `m`'s and `add`'s params as any JSON value and `sum`'s as a
+/// list of integers, like routes taking those types; no other method's.
+struct Routes;
+
+impl DecodeParams for Routes {
+    fn decode_params(&self, method: &str, text: &str) -> Option<(DecodedParams, usize)> {
+        match method {
+            "m" | "add" => super::super::decode_prefix::<serde_json::Value>(text),
+            "sum" => super::super::decode_prefix::<Vec<i64>>(text),
+            _ => None,
+        }
+    }
+}
+
+/// Classifies `frame` with [`Routes`] as the decoder, checks it matches the
+/// general path, and that decoded params are the params' text, decoded.
+/// Whether the params were decoded in the scan.
+fn check_large(frame: &str, options: &ParseOptions) -> bool {
+    let mut slot = None;
+    let classified = super::super::classify_frame_decoding(frame, options, &Routes, &mut slot);
+    let general = classify_general(frame, options);
+    assert_eq!(
+        format!("{classified:?}"),
+        format!("{general:?}"),
+        "{} under {options:?}",
+        frame.trim_start()
+    );
+    let (text, slot, method) = match &classified {
+        ClassifiedFrame::Single(
+            Classified::Request {
+                params: Some(RawJson::Decoded(text, slot)),
+                method,
+                ..
+            }
+            | Classified::Notification {
+                params: Some(RawJson::Decoded(text, slot)),
+                method,
+                ..
+            },
+        ) => (*text, *slot, method),
+        _ => return false,
+    };
+    match &**method {
+        "m" | "add" => assert_eq!(
+            slot.take::<serde_json::Value>(),
+            Some(serde_json::from_str(text).unwrap())
+        ),
+        "sum" => assert_eq!(
+            slot.take::<Vec<i64>>(),
+            Some(serde_json::from_str(text).unwrap())
+        ),
+        method => panic!("decoded params for {method}"),
+    }
+    true
+}
+
+/// Whitespace that takes a frame past the scanner's limit without changing
+/// what it says.
+fn padded(frame: &str) -> String {
+    format!("{}{frame}", " ".repeat(SCAN_MAX))
+}
+
+#[test]
+fn large_frames_classify_as_the_general_path_does() {
+    let options = all_options();
+    let mut decoded = 0;
+    for frame in TAKEN.iter().chain(DECLINED) {
+        for (i, _) in frame.char_indices().chain([(frame.len(), ' ')]) {
+            // Two option sets in turn (each prefix is 16 KiB long).
+            let options = [&options[0], &options[options.len() - 1]][i % 2];
+            decoded += usize::from(check_large(&padded(&frame[..i]), options));
+        }
+        decoded += usize::from(check_large(&padded(frame), &options[1]));
+    }
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for _ in 0..1_000 {
+        let frame = random_frame(&mut rng);
+        let options = &options[rng.below(options.len())];
+        decoded += usize::from(check_large(&padded(&frame), options));
+    }
+    assert!(decoded > 30, "decoded {decoded} frames' params");
+}
+
+/// A text of `len` bytes dense with what JSON escapes.
+fn source(len: usize) -> String {
+    let line = "\tlet s = \"a \\\"quoted\\\" ünï word\";\r\n";
+    let mut text = line.repeat(len / line.len() + 1);
+    text.truncate(len);
+    text
+}
+
+#[test]
+fn a_large_frames_params_are_decoded_in_the_scan_in_any_member_order() {
+    let text = serde_json::to_string(&source(40_000)).unwrap();
+    let params = format!(r#"{{"text":{text},"n":[1,2]}}"#);
+    let options = ParseOptions::default();
+    for frame in [
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#),
+        format!(r#"{{"method":"m","jsonrpc":"2.0","params":{params},"id":"x"}}"#),
+        format!(r#"{{"jsonrpc":"2.0","method":"m","params":{params}}}"#),
+        format!(" {{ \"method\" : \"m\" ,\n\"params\" :\t{params} , \"jsonrpc\":\"2.0\" }} "),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2,3],"x":{text}}}"#),
+    ] {
+        let decoded = check_large(&frame, &options);
+        assert_eq!(decoded, !frame.contains(r#""x":"#), "{}", &frame[..80]);
+    }
+    // Left to the general path: params before the method, params the route
+    // does not decode, a method nobody decodes, a response, and the
+    // scanner's usual refusals.
+    for frame in [
+        format!(r#"{{"jsonrpc":"2.0","id":1,"params":{params},"method":"m"}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"sum","params":{params}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"other","params":{params}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{params}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params},"extra":1}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}} x"#),
+    ] {
+        assert!(!check_large(&frame, &options), "{}", &frame[..80]);
+    }
+    // Objects only: an array is refused by the general path, not decoded.
+    let objects = ParseOptions {
+        params: ParamsShape::Object,
+        ..ParseOptions::default()
+    };
+    let frame = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":[{text}]}}"#);
+    assert!(!check_large(&frame, &objects));
+}
+
+#[test]
+fn a_large_frame_broken_anywhere_classifies_as_the_general_path_does() {
+    let text = serde_json::to_string(&source(SCAN_MAX)).unwrap();
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"t":{text},"n":[1,-2.5e3]}},"id":2}}"#
+    )
+    .replace(r#","id":2}"#, "}");
+    let options = ParseOptions::default();
+    assert!(check_large(&frame, &options));
+    // Every byte of the envelope and around the text's ends, and a sample
+    // inside it, replaced by characters that matter to JSON.
+    let head = frame.find(&text).unwrap() + 40;
+    let tail = frame.len() - 60;
+    let positions = (0..head)
+        .chain((head..tail).step_by(997))
+        .chain(tail..frame.len())
+        .filter(|&i| frame.is_char_boundary(i));
+    let mut broken = 0;
+    for i in positions {
+        let width = frame[i..].chars().next().map_or(1, char::len_utf8);
+        for c in [
+            '"', '\\', ',', ':', '}', ']', '{', '[', ' ', '1', 'x', '\u{1}',
+        ] {
+            let mut mutated = frame.clone();
+            mutated.replace_range(i..i + width, c.encode_utf8(&mut [0; 4]));
+            broken += usize::from(!check_large(&mutated, &options));
+        }
+        assert!(!check_large(&frame[..i], &options));
+    }
+    assert!(broken > 100);
 }
