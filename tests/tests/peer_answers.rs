@@ -294,7 +294,10 @@ struct Open {
 fn source(len: usize) -> String {
     let line = "\tprintln!(\"{} \\ {}\", a, \"b\"); // ünï\r\n";
     let mut text = line.repeat(len / line.len() + 1);
-    let end = (0..=len).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let end = (0..=len)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
     text.truncate(end);
     text
 }

@@ -97,6 +97,9 @@ impl Reader {
                 params,
                 extras,
             }) => self.on_request(id, &method, params, extras, None),
+            ClassifiedFrame::Single(Classified::Response { id, outcome, .. }) => {
+                self.on_response(&id, outcome)
+            }
             ClassifiedFrame::Single(m) => self.on_message(m, None).await,
             ClassifiedFrame::Batch(messages) => {
                 let shared = &self.connection.shared;
@@ -131,13 +134,7 @@ impl Reader {
                 params,
                 extras,
             } => self.on_notification(&method, params, extras, batch).await,
-            Classified::Response { id, outcome, .. } => {
-                let outcome = match outcome {
-                    Ok(result) => Outcome::Result(result),
-                    Err(error) => Outcome::Error(error),
-                };
-                self.complete(&id, outcome);
-            }
+            Classified::Response { id, outcome, .. } => self.on_response(&id, outcome),
             Classified::BadResponse { id, error } => {
                 self.complete(&id, Outcome::Invalid(error.clone()));
                 self.refuse(batch, &Id::NULL, &error);
@@ -150,6 +147,15 @@ impl Reader {
             }
             Classified::Refused(refusal) => self.refuse(batch, &refusal.id, &refusal.error),
         }
+    }
+
+    /// A well-formed answer to one of this side's calls.
+    fn on_response(&self, id: &Id, outcome: Result<RawJson<'_>, ErrorObject>) {
+        let outcome = match outcome {
+            Ok(result) => Outcome::Result(result),
+            Err(error) => Outcome::Error(error),
+        };
+        self.complete(id, outcome);
     }
 
     /// An answer to one of this side's calls.

@@ -41,7 +41,7 @@ pub(super) const SCAN_MAX: usize = 16 * 1024;
 /// Classifies `text` (at most [`SCAN_MAX`] bytes) if it has the common
 /// shape; `None` sends it to the general path.
 pub(super) fn scan<'a>(text: &'a str, options: &ParseOptions) -> Option<Classified<'a>> {
-    scan_with::<false>(text, options, None)
+    scan_with(text, options, None)
 }
 
 /// [`scan`] for a frame over [`SCAN_MAX`]: its params are decoded by
@@ -52,12 +52,12 @@ pub(super) fn scan_large<'a>(
     decoder: &dyn DecodeParams,
     slot: &'a DecodedSlot,
 ) -> Option<Classified<'a>> {
-    scan_with::<true>(text, options, Some((decoder, slot)))
+    scan_with(text, options, Some((decoder, slot)))
 }
 
-/// [`scan`] and [`scan_large`], compiled apart so that small frames' path
-/// has no test for a decoder.
-fn scan_with<'a, const LARGE: bool>(
+/// [`scan`], or [`scan_large`] with a decoder.
+#[inline(always)]
+fn scan_with<'a>(
     text: &'a str,
     options: &ParseOptions,
     decoder: Option<(&dyn DecodeParams, &'a DecodedSlot)>,
@@ -95,15 +95,15 @@ fn scan_with<'a, const LARGE: bool>(
             }
             b'p' => {
                 cursor.name(br#"params""#)?;
-                params = Some(if LARGE {
-                    let (decoder, slot) = decoder?;
-                    cursor.decode_params(method?, options, decoder, slot)?
-                } else {
-                    cursor.raw_compound()?
+                params = Some(match decoder {
+                    Some((decoder, slot)) => {
+                        cursor.decode_params(method?, options, decoder, slot)?
+                    }
+                    None => cursor.raw_compound()?,
                 });
                 8
             }
-            b'r' if !LARGE => {
+            b'r' if decoder.is_none() => {
                 cursor.name(br#"result""#)?;
                 result = Some(cursor.raw()?);
                 16
