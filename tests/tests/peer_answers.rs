@@ -391,3 +391,40 @@ async fn large_frames_are_served_in_any_member_order_and_broken_ones_refused() {
     let answer: Value = serde_json::from_slice(&answer).unwrap();
     assert_eq!(answer["result"], json!(["file:///a.rs", text]));
 }
+
+/// How many times `Counted` params were decoded.
+static DECODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A document whose decoding is counted.
+struct Counted(Open);
+
+impl<'de> serde::Deserialize<'de> for Counted {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        DECODES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Open::deserialize(d).map(Counted)
+    }
+}
+
+#[tokio::test]
+async fn a_large_frames_params_are_decoded_once_through_the_peer_and_respond() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let router = || {
+        Router::new().request("count", |Counted(p): Counted, _: Context| async move {
+            Ok::<_, ErrorObject>(p.text.len())
+        })
+    };
+    let doc = json!({"uri": "file:///a.rs", "text": source(100_000)}).to_string();
+    let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"count","params":{doc}}}"#);
+    let mut client = RawClient::start(router(), Config::default());
+    client.send(&line).await;
+    assert_eq!(client.recv().await["result"], json!(100_000));
+    // Once: the value decoded while the frame was read is the one the
+    // handler gets (were it dropped, the route would decode the text again).
+    assert_eq!(DECODES.load(SeqCst), 1);
+    let answer = router().respond(line.as_bytes()).await.unwrap();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&answer).unwrap()["result"],
+        json!(100_000)
+    );
+    assert_eq!(DECODES.load(SeqCst), 2);
+}

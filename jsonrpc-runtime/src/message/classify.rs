@@ -12,6 +12,7 @@ use std::fmt;
 
 use super::raw::{DecodedParams, DecodedSlot, RawJson};
 use super::scan::{scan, scan_large, SCAN_MAX};
+use super::strict::Strict;
 use super::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
 };
@@ -127,14 +128,15 @@ pub(crate) trait DecodeParams {
 }
 
 /// The `P` at the start of `text`, and the length of its text: what a
-/// route's [`DecodeParams`] does. `None` if it does not decode (the caller
-/// then validates and decodes the usual way, which tells a syntax error
-/// from a wrong type).
+/// route's [`DecodeParams`] does. `None` if it does not decode, or if any
+/// step of the decode failed, even one `P` recovered from (see
+/// [`Strict`]): the caller then validates and decodes the usual way, which
+/// tells a syntax error from a wrong type.
 pub(crate) fn decode_prefix<P: DeserializeOwned + Send + 'static>(
     text: &str,
 ) -> Option<(DecodedParams, usize)> {
-    let mut values = serde_json::Deserializer::from_str(text).into_iter::<P>();
-    let params = values.next()?.ok()?;
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Strict<P>>();
+    let Strict(params) = values.next()?.ok()?;
     Some((Box::new(params), values.byte_offset()))
 }
 

@@ -47,6 +47,7 @@ mod classify;
 mod encode;
 mod raw;
 mod scan;
+mod strict;
 
 pub(crate) use self::classify::{
     classify_frame, classify_frame_decoding, decode_prefix, Classified, ClassifiedFrame,

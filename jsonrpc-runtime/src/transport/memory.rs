@@ -107,6 +107,11 @@ impl Sink<Bytes> for MemorySender {
 
     fn start_send(self: Pin<&mut Self>, item: Bytes) -> Result<(), TransportError> {
         let tx = self.tx.as_ref().ok_or(TransportError::Closed)?;
+        // A send `poll_ready` did not make room for is refused, as the
+        // bounded channel this replaces refused it: the queue stays bounded.
+        if !self.room.has_room() {
+            return Err(TransportError::Closed);
+        }
         self.room.queued.fetch_add(1, Ordering::AcqRel);
         tx.send(item).map_err(|_| TransportError::Closed)
     }
@@ -209,6 +214,56 @@ mod tests {
         assert_eq!(count.0.load(Ordering::SeqCst), 2);
     }
 
+    #[test]
+    fn a_send_without_room_is_refused() {
+        let (mut tx, _rx) = channel(1);
+        send(&mut tx, 1);
+        assert!(Pin::new(&mut tx).start_send(Bytes::new()).is_err());
+    }
+
+    /// Two tasks on two workers, a queue of one: every frame arrives, in
+    /// order, and the queue never holds more than one.
+    #[test]
+    fn frames_cross_threads_in_order_through_a_queue_of_one() {
+        use futures_util::{SinkExt as _, StreamExt as _};
+        const FRAMES: u32 = 20_000;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (mut tx, mut rx) = channel(1);
+        let room = tx.room.clone();
+        runtime.block_on(async move {
+            let sender = tokio::spawn(async move {
+                for n in 0..FRAMES {
+                    tx.send(Bytes::copy_from_slice(&n.to_le_bytes()))
+                        .await
+                        .unwrap();
+                }
+            });
+            let receiver = tokio::spawn(async move {
+                for n in 0..FRAMES {
+                    assert!(room.queued.load(Ordering::SeqCst) <= 1);
+                    let Some(Ok(Frame::Message(bytes))) = rx.next().await else {
+                        panic!("frame {n} did not arrive");
+                    };
+                    assert_eq!(bytes[..], n.to_le_bytes());
+                }
+                assert!(rx.next().await.is_none(), "the sender dropped: the end");
+            });
+            let deadline = std::time::Duration::from_secs(60);
+            tokio::time::timeout(deadline, sender)
+                .await
+                .unwrap()
+                .unwrap();
+            tokio::time::timeout(deadline, receiver)
+                .await
+                .unwrap()
+                .unwrap();
+        });
+    }
+
     #[tokio::test]
     async fn a_closed_sender_lets_the_receiver_read_what_was_queued_then_the_end() {
         let (mut tx, mut rx) = channel(4);
@@ -220,6 +275,18 @@ mod tests {
         assert_eq!(recv(&mut rx).await.unwrap()[..], [1]);
         assert_eq!(recv(&mut rx).await.unwrap()[..], [2]);
         assert!(recv(&mut rx).await.is_none());
+        let count = Arc::new(Count::default());
+        assert!(matches!(
+            poll_ready(&mut tx, &count),
+            Poll::Ready(Err(TransportError::Closed))
+        ));
+    }
+
+    #[test]
+    fn a_dropped_receiver_fails_the_next_send_even_with_room() {
+        let (mut tx, rx) = channel(4);
+        send(&mut tx, 1);
+        drop(rx);
         let count = Arc::new(Count::default());
         assert!(matches!(
             poll_ready(&mut tx, &count),

@@ -354,6 +354,7 @@ impl DecodeParams for Routes {
         match method {
             "m" | "add" => super::super::decode_prefix::<serde_json::Value>(text),
             "sum" => super::super::decode_prefix::<Vec<i64>>(text),
+            "lenient" => super::super::decode_prefix::<Lenient>(text),
             _ => None,
         }
     }
@@ -396,9 +397,53 @@ fn check_large(frame: &str, options: &ParseOptions) -> bool {
             slot.take::<Vec<i64>>(),
             Some(serde_json::from_str(text).unwrap())
         ),
+        "lenient" => assert_eq!(
+            slot.take::<Lenient>().map(|params| params.text.len()),
+            Some(serde_json::from_str::<Lenient>(text).unwrap().text.len())
+        ),
         method => panic!("decoded params for {method}"),
     }
     true
+}
+
+/// Params whose list is empty when it does not decode: the type swallows
+/// serde_json's error, which stops in the middle of the list.
+#[derive(serde::Deserialize)]
+struct Lenient {
+    #[serde(default, deserialize_with = "empty_if_wrong")]
+    #[allow(dead_code)]
+    list: Vec<u32>,
+    text: String,
+}
+
+fn empty_if_wrong<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Vec::<u32>::deserialize(d).unwrap_or_default())
+}
+
+#[test]
+fn a_type_that_swallows_an_error_does_not_let_broken_json_through() {
+    let text = serde_json::to_string(&source(SCAN_MAX)).unwrap();
+    let options = ParseOptions::default();
+    // Valid, and decoded in the scan.
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","method":"lenient","params":{{"text":{text},"list":[1,2]}},"id":7}}"#
+    );
+    assert!(check_large(&frame, &options));
+    // The list closed by a brace: serde_json, stopped at "x" by the type,
+    // would go on from there and end the params early. The general path
+    // reads it instead, and refuses it as a parse error.
+    for list in [r#"[1,"x"}"#, r#"["x"]"#, r#"[1,"x",{"a":1}]"#] {
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","method":"lenient","params":{{"text":{text},"list":{list}}},"id":7}}"#
+        );
+        assert!(!check_large(&frame, &options), "{list}");
+    }
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","method":"lenient","params":{{"text":{text},"list":[1,"x"}},"id":7}}"#
+    );
+    let general = format!("{:?}", classify_general(&frame, &options));
+    assert!(general.contains("-32700"), "{general}");
 }
 
 /// Whitespace that takes a frame past the scanner's limit without changing
