@@ -301,7 +301,7 @@ impl Shared {
             &self.config.request_extras(id, options.extras.as_ref()),
         )
         .map_err(CallError::InvalidParams)?;
-        let rx = self.register::<R, E>(id, method)?;
+        let (rx, _) = self.register::<R, E>(id, method)?;
         if self.send_now(body).is_err() {
             self.pending.remove(id);
             return Err(CallError::Closed(self.reason_or_local()));
@@ -401,11 +401,20 @@ where
                     else {
                         unreachable!("matched above");
                     };
-                    let rx = match shared.register::<R, E>(&id, method) {
-                        Ok(rx) => rx,
+                    let (rx, alone) = match shared.register::<R, E>(&id, method) {
+                        Ok(registered) => registered,
                         Err(e) => return Poll::Ready(Err(e)),
                     };
-                    if shared.send_now(body).is_err() {
+                    // The only call waiting (one call at a time, or the
+                    // first of a burst) goes out from here when the writer
+                    // is idle: a task wake-up less. The others wait for the
+                    // writer, which writes them together.
+                    let sent = if alone {
+                        shared.send_inline(body, cx)
+                    } else {
+                        shared.send_now(body)
+                    };
+                    if sent.is_err() {
                         shared.pending.remove(&id);
                         return Poll::Ready(Err(CallError::Closed(shared.reason_or_local())));
                     }

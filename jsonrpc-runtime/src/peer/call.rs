@@ -55,11 +55,13 @@ impl IdSource {
 
 impl Shared {
     /// Registers a waiting call under `id` (before its frame is written).
+    /// Registers a call waiting for the answer to `id`: its receiver, and
+    /// whether it is the only call waiting.
     pub(super) fn register<R, E>(
         &self,
         id: &Id,
         method: &str,
-    ) -> Result<Receiver<R, E>, CallError<E>>
+    ) -> Result<(Receiver<R, E>, bool), CallError<E>>
     where
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
@@ -67,7 +69,7 @@ impl Shared {
         let (slot, rx) = TypedSlot::<R, E>::pair();
         let span = crate::trace::call_span(self.connection, method, id);
         match self.pending.register(id.clone(), slot, span) {
-            Ok(()) => Ok(rx),
+            Ok(alone) => Ok((rx, alone)),
             Err(RegisterError::Closed(reason)) => Err(CallError::Closed(reason)),
             Err(RegisterError::Duplicate) => Err(CallError::DuplicateId(id.clone())),
         }
@@ -376,7 +378,7 @@ impl Peer {
             &shared.config.request_extras(&id, options.extras.as_ref()),
         )
         .map_err(CallError::InvalidParams)?;
-        let rx = shared.register::<R, E>(&id, method)?;
+        let (rx, _) = shared.register::<R, E>(&id, method)?;
         // Before the frame goes out: its answer must find the stream.
         shared.progress_call_made();
         let (progress, activity) = shared

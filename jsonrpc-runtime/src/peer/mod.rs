@@ -305,6 +305,27 @@ impl Shared {
             .map_err(|_| SendError::Closed(self.reason_or_local()))
     }
 
+    /// Queues one frame without waiting for room, and writes it on the
+    /// caller's task when the writer is idle and the reader is not in a
+    /// burst (`flush_inline`); otherwise as [`send_now`](Self::send_now).
+    pub(crate) fn send_inline(
+        &self,
+        body: Bytes,
+        cx: &mut std::task::Context<'_>,
+    ) -> Result<(), SendError> {
+        if self.outbox.held() {
+            // The reader writes what it queued at the end of its burst.
+            return self.send_now(body);
+        }
+        self.outbox.hold();
+        if let Err(e) = self.send_now(body) {
+            self.outbox.release();
+            return Err(e);
+        }
+        flush_inline(self, cx);
+        Ok(())
+    }
+
     /// Waits until the outbound budget has room, or the pipeline has
     /// stopped reading.
     ///

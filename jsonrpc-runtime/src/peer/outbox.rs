@@ -187,6 +187,12 @@ impl Outbox {
         self.reader_holds.store(true, Ordering::Relaxed);
     }
 
+    /// Whether the queue is held (a reader in its burst, or a caller
+    /// writing its call).
+    pub(crate) fn held(&self) -> bool {
+        self.reader_holds.load(Ordering::Relaxed)
+    }
+
     /// Ends the reader's hold if nothing is queued or being written: true
     /// then, with no lock taken (a burst with nothing to answer, or one
     /// whose answers the reader has written).

@@ -190,12 +190,13 @@ impl PendingTable {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Registers a call; true if it is the only one waiting.
     pub(crate) fn register(
         &self,
         id: Id,
         slot: SlotHandle,
         span: CallSpan,
-    ) -> Result<(), RegisterError> {
+    ) -> Result<bool, RegisterError> {
         let mut table = self.lock();
         if let Some(reason) = &table.closed {
             return Err(RegisterError::Closed(reason.clone()));
@@ -204,7 +205,7 @@ impl PendingTable {
             std::collections::hash_map::Entry::Occupied(_) => Err(RegisterError::Duplicate),
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(Waiting { slot, span });
-                Ok(())
+                Ok(table.slots.len() == 1)
             }
         }
     }
