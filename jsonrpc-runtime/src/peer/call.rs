@@ -54,9 +54,8 @@ impl IdSource {
 }
 
 impl Shared {
-    /// Registers a waiting call under `id` (before its frame is written).
-    /// Registers a call waiting for the answer to `id`: its receiver, and
-    /// whether it is the only call waiting.
+    /// Registers a call waiting for the answer to `id` (before its frame is
+    /// written): its receiver, and whether it is the only call waiting.
     pub(super) fn register<R, E>(
         &self,
         id: &Id,

@@ -25,7 +25,9 @@
 //! When the burst ends, the reader writes them itself if the writer is still
 //! idle ([`Outbox::claim`], then `writer::flush_inline`), which saves the
 //! writer task a wake-up per burst, or wakes the writer
-//! ([`Outbox::release`]) before anything it does can wait.
+//! ([`Outbox::release`]) before anything it does can wait. A call that is
+//! the only one waiting is written the same way by its caller
+//! (`Shared::send_inline`).
 
 use std::collections::VecDeque;
 use std::mem;
@@ -52,7 +54,10 @@ pub(crate) struct Outbox {
     /// Wakes the writer when it waits for frames (one waiter, so a waker
     /// slot rather than a [`Notify`] and its list of waiters).
     writer: AtomicWaker,
-    /// The reader is in a burst: pushes leave an idle writer asleep.
+    /// The reader is in a burst, or a caller is writing its call
+    /// (`Shared::send_inline`): pushes leave an idle writer asleep. A flag,
+    /// not a count: a hold ended by the other holder costs the writer a
+    /// wake-up at worst, and an unmatched hold cannot outlive the next end.
     reader_holds: AtomicBool,
     queued: AtomicUsize,
     budget: usize,
@@ -179,9 +184,9 @@ impl Outbox {
         Take::Wait
     }
 
-    /// The reader starts a burst: frames queued from now on leave an idle
-    /// writer asleep, until the reader writes them ([`claim`](Self::claim))
-    /// or lets go ([`release`](Self::release)).
+    /// The reader starts a burst (or a caller its own write): frames queued
+    /// from now on leave an idle writer asleep, until the holder writes them
+    /// ([`claim`](Self::claim)) or lets go ([`release`](Self::release)).
     pub(crate) fn hold(&self) {
         // A hold seen late only costs the writer a wake-up.
         self.reader_holds.store(true, Ordering::Relaxed);
