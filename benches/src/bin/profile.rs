@@ -7,7 +7,8 @@
 //!
 //! Variants: floor_typed, floor_two_phase, respond_hand, respond_macro, invoke_hand, invoke_macro,
 //! peer_hand, peer_macro, peer_note, loopback_echo, jsonrpsee_async, jsonrpsee_sync,
-//! round_trip_memory, pipelined_memory_64, and over HTTP (one keep-alive
+//! round_trip_memory, pipelined_memory_64, pipelined_unix_64 (and its raw floor,
+//! pipelined_unix_64_floor), and over HTTP (one keep-alive
 //! connection, the raw client of `jsonrpc_benches::http`): http_floor,
 //! http_two_phase, http_ours, http_jsonrpsee. Run once with N and once with 1
 //! and subtract to get the cost of one iteration without the setup.
@@ -119,6 +120,18 @@ fn main() {
                     for _ in 0..n / 64 {
                         black_box(ours.add_pipelined(64).await);
                     }
+                }
+            }
+            "pipelined_unix_64" => {
+                let ours = setup::ours(Kind::Unix, std::path::Path::new("")).await;
+                for _ in 0..n / 64 {
+                    black_box(ours.add_pipelined(64).await);
+                }
+            }
+            "pipelined_unix_64_floor" => {
+                let mut floor = setup::floor(Kind::Unix, std::path::Path::new("")).await;
+                for _ in 0..n / 64 {
+                    black_box(floor.add_pipelined(64).await);
                 }
             }
             "large_text_8_peer" | "large_text_8_floor" | "large_text_8_envelope" => {

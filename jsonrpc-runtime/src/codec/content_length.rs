@@ -235,6 +235,49 @@ impl Decoder for ContentLengthCodec {
 
     /// Splits the next complete message off `src`, or refuses one.
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
+        self.large.arrived(src);
+        let frame = self.next_frame(src);
+        if let Ok(None) = frame {
+            self.large.wait(src);
+        }
+        frame
+    }
+
+    /// Like [`decode`](Self::decode), then checks that the stream did not end
+    /// in the middle of a message.
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
+        if let Some(frame) = self.decode(src)? {
+            return Ok(Some(frame));
+        }
+        let state = self.state;
+        self.state = State::Head { scanned: 0 };
+        let received = src.len();
+        src.clear();
+        match state {
+            // `decode` skipped any whitespace left between messages.
+            State::Head { .. } if received == 0 => Ok(None),
+            State::Head { .. } => Err(unexpected_eof(format!(
+                "the stream ended inside a message header, after {received} bytes \
+                 and before the empty line that ends it"
+            ))),
+            State::Body { len } => Err(unexpected_eof(format!(
+                "the stream ended {} bytes short of a {len}-byte message body",
+                len.saturating_sub(received)
+            ))),
+            // A refused message cut short: nothing more to report.
+            State::Discard { .. } => Ok(None),
+            State::TooLong { declared } => Err(FramingError::TooLong {
+                declared,
+                limit: self.max_frame_len,
+            }),
+        }
+    }
+}
+
+impl ContentLengthCodec {
+    /// The next complete message split off `src`, a refusal, or `None` when
+    /// more bytes are needed.
+    fn next_frame(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
         loop {
             match self.state {
                 State::Head { scanned } => {
@@ -289,36 +332,6 @@ impl Decoder for ContentLengthCodec {
                     });
                 }
             }
-        }
-    }
-
-    /// Like [`decode`](Self::decode), then checks that the stream did not end
-    /// in the middle of a message.
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
-        if let Some(frame) = self.decode(src)? {
-            return Ok(Some(frame));
-        }
-        let state = self.state;
-        self.state = State::Head { scanned: 0 };
-        let received = src.len();
-        src.clear();
-        match state {
-            // `decode` skipped any whitespace left between messages.
-            State::Head { .. } if received == 0 => Ok(None),
-            State::Head { .. } => Err(unexpected_eof(format!(
-                "the stream ended inside a message header, after {received} bytes \
-                 and before the empty line that ends it"
-            ))),
-            State::Body { len } => Err(unexpected_eof(format!(
-                "the stream ended {} bytes short of a {len}-byte message body",
-                len.saturating_sub(received)
-            ))),
-            // A refused message cut short: nothing more to report.
-            State::Discard { .. } => Ok(None),
-            State::TooLong { declared } => Err(FramingError::TooLong {
-                declared,
-                limit: self.max_frame_len,
-            }),
         }
     }
 }

@@ -210,66 +210,12 @@ impl Decoder for LineCodec {
 
     /// Splits the next complete line off `src`, or refuses an over-long one.
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
-        loop {
-            if self.discarding {
-                // Drop the rest of a refused line as it arrives.
-                match memchr(b'\n', src) {
-                    Some(newline) => {
-                        src.advance(newline + 1);
-                        self.discarding = false;
-                        self.next_index = 0;
-                        continue;
-                    }
-                    None => {
-                        src.clear();
-                        return Ok(None);
-                    }
-                }
-            }
-
-            // A line within the cap fits in `max + 2` bytes: the message,
-            // a `\r`, the `\n`. No need to look further for its end.
-            let read_to = cmp::min(src.len(), self.max_frame_len.saturating_add(2));
-            // Resume the search where the previous call stopped. (The guard
-            // only matters if the caller swapped buffers between calls.)
-            let start = if self.next_index <= read_to {
-                self.next_index
-            } else {
-                0
-            };
-
-            match memchr(b'\n', &src[start..read_to]) {
-                Some(offset) => {
-                    let newline = start + offset;
-                    self.next_index = 0;
-                    let len = len_without_cr(&src[..newline]);
-                    if len > self.max_frame_len {
-                        src.advance(newline + 1);
-                        return Ok(Some(self.refusal()));
-                    }
-                    if self.skip_blank && src[..len].iter().all(u8::is_ascii_whitespace) {
-                        src.advance(newline + 1);
-                        continue;
-                    }
-                    let line = self.large.split(src, newline + 1, len);
-                    return Ok(Some(Frame::Message(line)));
-                }
-                None if self.exceeds_cap(&src[..read_to]) => {
-                    // Report at once, then drop what was scanned and the rest
-                    // of the line on the next calls.
-                    src.advance(read_to);
-                    self.next_index = 0;
-                    self.discarding = true;
-                    return Ok(Some(self.refusal()));
-                }
-                None => {
-                    self.next_index = read_to;
-                    self.large
-                        .partial(src, self.max_frame_len.saturating_add(2));
-                    return Ok(None);
-                }
-            }
+        self.large.arrived(src);
+        let frame = self.next_frame(src);
+        if frame.is_none() {
+            self.large.wait(src);
         }
+        Ok(frame)
     }
 
     /// Like [`decode`](Self::decode), then turns bytes left without a final
@@ -314,5 +260,72 @@ impl Encoder<Bytes> for LineCodec {
         dst.extend_from_slice(&item);
         dst.put_u8(b'\n');
         Ok(())
+    }
+}
+
+impl LineCodec {
+    /// The next complete line split off `src`, a refusal of an over-long
+    /// one, or `None` when more bytes are needed.
+    fn next_frame(&mut self, src: &mut BytesMut) -> Option<Frame> {
+        loop {
+            if self.discarding {
+                // Drop the rest of a refused line as it arrives.
+                match memchr(b'\n', src) {
+                    Some(newline) => {
+                        src.advance(newline + 1);
+                        self.discarding = false;
+                        self.next_index = 0;
+                        continue;
+                    }
+                    None => {
+                        src.clear();
+                        return None;
+                    }
+                }
+            }
+
+            // A line within the cap fits in `max + 2` bytes: the message,
+            // a `\r`, the `\n`. No need to look further for its end.
+            let read_to = cmp::min(src.len(), self.max_frame_len.saturating_add(2));
+            // Resume the search where the previous call stopped. (The guard
+            // only matters if the caller swapped buffers between calls.)
+            let start = if self.next_index <= read_to {
+                self.next_index
+            } else {
+                0
+            };
+
+            match memchr(b'\n', &src[start..read_to]) {
+                Some(offset) => {
+                    let newline = start + offset;
+                    self.next_index = 0;
+                    let len = len_without_cr(&src[..newline]);
+                    if len > self.max_frame_len {
+                        src.advance(newline + 1);
+                        return Some(self.refusal());
+                    }
+                    if self.skip_blank && src[..len].iter().all(u8::is_ascii_whitespace) {
+                        src.advance(newline + 1);
+                        continue;
+                    }
+                    let line = self.large.split(src, newline + 1, len);
+                    return Some(Frame::Message(line));
+                }
+                None if self.exceeds_cap(&src[..read_to]) => {
+                    // Report at once, then drop what was scanned and the rest
+                    // of the line on the next calls.
+                    src.advance(read_to);
+                    self.next_index = 0;
+                    self.discarding = true;
+                    return Some(self.refusal());
+                }
+                None => {
+                    self.next_index = read_to;
+                    self.large
+                        .partial(src, self.max_frame_len.saturating_add(2));
+                    return None;
+                }
+            }
+        }
     }
 }

@@ -49,11 +49,83 @@ const LARGE: usize = 64 * 1024;
 /// memory. A frame dropped at any other time frees its buffer, and the first
 /// small frame lets a spare go. So a connection holds at most one spare, and
 /// only while large frames are coming in.
+///
+/// It also sizes the room each read gets ([`ReadRoom`]).
 #[derive(Debug, Default)]
 pub(crate) struct LargeFrames {
     spare: Arc<Spare>,
     /// The read buffer is a spare (large) one.
     in_spare: bool,
+    read: ReadRoom,
+}
+
+/// The least and the most room a read is given, in bytes.
+const READ_ROOM: (usize, usize) = (1024, 32 * 1024);
+
+/// How much room the next read gets, adapted to what reads bring.
+///
+/// A read that fills all the room it was given says more was waiting: the
+/// next one gets twice as much, up to 32 KiB, so a burst of pipelined
+/// messages is read in one system call rather than a kilobyte at a time.
+/// Two reads in a row that fill at most half their room halve it again,
+/// down to 1 KiB; once the buffer is empty, a buffer four times larger than
+/// that is let go, so a connection that saw a burst and went quiet returns
+/// to a small buffer on its next reads.
+#[derive(Debug)]
+struct ReadRoom {
+    /// The room to give the next read.
+    next: usize,
+    /// The buffer's length and room when the framer last asked for more:
+    /// what the read brought is the length past it.
+    asked: Option<(usize, usize)>,
+    /// Reads in a row that brought at most half their room.
+    short: u8,
+}
+
+impl Default for ReadRoom {
+    fn default() -> Self {
+        ReadRoom {
+            next: READ_ROOM.0,
+            asked: None,
+            short: 0,
+        }
+    }
+}
+
+impl ReadRoom {
+    /// Notes what the read since [`wait`](Self::wait) brought into `src`.
+    #[inline]
+    fn arrived(&mut self, src: &BytesMut) {
+        let Some((len, room)) = self.asked.take() else {
+            return;
+        };
+        let brought = src.len().saturating_sub(len);
+        if brought >= room {
+            self.next = (self.next * 2).min(READ_ROOM.1);
+            self.short = 0;
+        } else if brought <= room / 2 {
+            self.short += 1;
+            if self.short >= 2 {
+                self.next = (self.next / 2).max(READ_ROOM.0);
+                self.short = 0;
+            }
+        } else {
+            self.short = 0;
+        }
+    }
+
+    /// The framer needs more bytes: makes `src`'s room at least
+    /// [`next`](Self::next). An empty buffer four times larger than that is
+    /// let go instead, when `own` (the buffer is not a large frame's spare).
+    #[inline]
+    fn wait(&mut self, src: &mut BytesMut, own: bool) {
+        if own && src.is_empty() && src.capacity() >= 4 * self.next {
+            *src = BytesMut::with_capacity(self.next);
+        } else if src.capacity() - src.len() < self.next {
+            src.reserve(self.next);
+        }
+        self.asked = Some((src.len(), src.capacity() - src.len()));
+    }
 }
 
 #[derive(Debug, Default)]
@@ -115,6 +187,23 @@ impl Drop for Lent {
 }
 
 impl LargeFrames {
+    /// Called as a framer's decoding starts: notes what the read since the
+    /// framer last asked for more brought.
+    #[inline]
+    fn arrived(&mut self, src: &BytesMut) {
+        self.read.arrived(src);
+    }
+
+    /// Called when a framer's decoding needs more bytes: sizes the room of
+    /// the next read. A large frame's buffer grows by its own rule
+    /// (`partial`, `reserve`), and the read after it is not measured.
+    #[inline]
+    fn wait(&mut self, src: &mut BytesMut) {
+        if src.len() < LARGE {
+            self.read.wait(src, !self.in_spare);
+        }
+    }
+
     /// Splits off the frame `src[..len]`, consuming `end` bytes (the frame
     /// and its terminator).
     fn split(&mut self, src: &mut BytesMut, end: usize, len: usize) -> Bytes {
@@ -518,6 +607,94 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Reads `burst` into `src` as a socket would: each read brings at most
+    /// the room `src` has, and the framer decodes after each. Returns the
+    /// frames and the number of reads.
+    fn read_burst(
+        codec: &mut impl Decoder<Item = Frame, Error = FramingError>,
+        src: &mut BytesMut,
+        burst: &[u8],
+    ) -> (Vec<Bytes>, usize) {
+        let (mut frames, mut reads, mut at) = (Vec::new(), 0, 0);
+        while at < burst.len() {
+            if src.capacity() == src.len() {
+                src.reserve(1); // what `FramedRead` does before reading
+            }
+            let n = (src.capacity() - src.len()).min(burst.len() - at);
+            src.extend_from_slice(&burst[at..at + n]);
+            at += n;
+            reads += 1;
+            while let Some(frame) = codec.decode(src).unwrap() {
+                frames.push(message(Some(frame)));
+            }
+        }
+        (frames, reads)
+    }
+
+    fn lines(count: usize, len: usize) -> Vec<u8> {
+        (0..count).flat_map(|i| line(b'a' + (i % 26) as u8, len)).collect()
+    }
+
+    #[test]
+    fn reads_that_fill_their_room_get_more_up_to_32_kib() {
+        let mut codec = LineCodec::new();
+        let mut src = BytesMut::with_capacity(READ_ROOM.0);
+        // 64 lines of 64 bytes, 4 KiB a burst: the room doubles while reads
+        // fill it, then a burst is one read.
+        let burst = lines(64, 63);
+        let (frames, reads) = read_burst(&mut codec, &mut src, &burst);
+        assert_eq!(frames.len(), 64);
+        assert!(reads > 1, "the first burst comes a kilobyte at a time");
+        for _ in 0..3 {
+            let (frames, reads) = read_burst(&mut codec, &mut src, &burst);
+            assert_eq!(frames.len(), 64);
+            assert!(frames.iter().all(|f| f.len() == 63));
+            assert_eq!(reads, 1);
+        }
+        // Never more room than 32 KiB a read, however large the bursts.
+        let big = lines(2048, 63);
+        let (frames, reads) = read_burst(&mut codec, &mut src, &big);
+        assert_eq!(frames.len(), 2048);
+        assert!(reads >= big.len() / READ_ROOM.1);
+        assert!(src.capacity() < 2 * READ_ROOM.1);
+    }
+
+    #[test]
+    fn short_reads_shrink_the_room_and_a_quiet_connection_lets_its_buffer_go() {
+        let mut codec = LineCodec::new();
+        let mut src = BytesMut::with_capacity(READ_ROOM.0);
+        for _ in 0..8 {
+            read_burst(&mut codec, &mut src, &lines(512, 63));
+        }
+        assert!(src.capacity() >= READ_ROOM.1);
+        // One message at a time: two short reads halve the room, and an
+        // empty buffer four times the room is let go.
+        for _ in 0..32 {
+            let (frames, reads) = read_burst(&mut codec, &mut src, &lines(1, 63));
+            assert_eq!((frames.len(), reads), (1, 1));
+        }
+        assert_eq!(codec.large.read.next, READ_ROOM.0);
+        assert!(src.capacity() < 4 * READ_ROOM.0, "{}", src.capacity());
+    }
+
+    #[test]
+    fn content_length_bodies_get_the_same_room() {
+        let mut codec = ContentLengthCodec::new();
+        let mut src = BytesMut::with_capacity(READ_ROOM.0);
+        let mut burst = Vec::new();
+        for i in 0..64 {
+            let body = format!("{{\"id\":{i:03},\"pad\":\"{}\"}}", "x".repeat(40));
+            burst.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+            burst.extend_from_slice(body.as_bytes());
+        }
+        read_burst(&mut codec, &mut src, &burst);
+        read_burst(&mut codec, &mut src, &burst);
+        let (frames, reads) = read_burst(&mut codec, &mut src, &burst);
+        assert_eq!(frames.len(), 64);
+        assert!(frames[7].starts_with(b"{\"id\":007,"));
+        assert_eq!(reads, 1);
     }
 
     #[test]

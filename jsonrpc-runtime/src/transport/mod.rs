@@ -290,7 +290,9 @@ impl Sink<Bytes> for Transport {
 
 /// What the read and write buffers of a byte-stream transport start with:
 /// enough for the small messages most traffic is, so an idle connection
-/// stays small. They grow with the traffic (and keep what they grew to).
+/// stays small. The read buffer's room then follows what reads bring (the
+/// framers' read policy, up to 32 KiB); the write buffer grows with the
+/// traffic and keeps what it grew to.
 const INITIAL_BUFFER: usize = 1024;
 
 /// How much the write buffer gathers before it is written out, once it has
