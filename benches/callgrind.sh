@@ -11,7 +11,7 @@ cargo build --release --quiet --bin profile
 bin=target/release/profile
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-variants="floor_typed floor_two_phase respond_hand respond_macro invoke_hand invoke_macro peer_hand peer_macro peer_note loopback_echo jsonrpsee_async jsonrpsee_sync round_trip_memory pipelined_memory_64"
+variants="floor_typed floor_two_phase respond_hand respond_macro invoke_hand invoke_macro peer_hand peer_macro peer_note loopback_echo jsonrpsee_async jsonrpsee_sync round_trip_memory pipelined_memory_64 pipelined_unix_64 pipelined_unix_64_floor"
 declare -A per
 for v in $variants; do
     for n in 64 20032; do
