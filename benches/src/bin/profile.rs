@@ -8,7 +8,9 @@
 //! Variants: floor_typed, floor_two_phase, respond_hand, respond_macro, invoke_hand, invoke_macro,
 //! peer_hand, peer_macro, peer_note, loopback_echo, jsonrpsee_async, jsonrpsee_sync,
 //! round_trip_memory, pipelined_memory_64, pipelined_unix_64 (and its raw floor,
-//! pipelined_unix_64_floor), and over HTTP (one keep-alive
+//! pipelined_unix_64_floor), round_trip_child (and round_trip_child_floor,
+//! the servers in a child process: not for callgrind, which follows only this
+//! process, but for `strace -f -c`), and over HTTP (one keep-alive
 //! connection, the raw client of `jsonrpc_benches::http`): http_floor,
 //! http_two_phase, http_ours, http_jsonrpsee. Run once with N and once with 1
 //! and subtract to get the cost of one iteration without the setup.
@@ -132,6 +134,21 @@ fn main() {
                 let mut floor = setup::floor(Kind::Unix, std::path::Path::new("")).await;
                 for _ in 0..n / 64 {
                     black_box(floor.add_pipelined(64).await);
+                }
+            }
+            "round_trip_child" | "round_trip_child_floor" => {
+                // The servers are this binary's siblings.
+                let exe = std::env::current_exe().expect("exe");
+                if variant == "round_trip_child" {
+                    let ours = setup::ours(Kind::Child, &exe.with_file_name("bench-server")).await;
+                    for _ in 0..n {
+                        black_box(ours.add(2, 3).await);
+                    }
+                } else {
+                    let mut floor = setup::floor(Kind::Child, &exe.with_file_name("raw-server")).await;
+                    for _ in 0..n {
+                        black_box(floor.add(2, 3).await);
+                    }
                 }
             }
             "large_text_8_peer" | "large_text_8_floor" | "large_text_8_envelope" => {

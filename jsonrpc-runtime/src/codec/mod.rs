@@ -634,7 +634,9 @@ mod tests {
     }
 
     fn lines(count: usize, len: usize) -> Vec<u8> {
-        (0..count).flat_map(|i| line(b'a' + (i % 26) as u8, len)).collect()
+        (0..count)
+            .flat_map(|i| line(b'a' + (i % 26) as u8, len))
+            .collect()
     }
 
     #[test]
