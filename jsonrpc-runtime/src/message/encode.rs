@@ -136,6 +136,17 @@ fn write_response<T: serde::Serialize + ?Sized>(
     Ok(())
 }
 
+/// A message longer than this (in bytes) keeps the encode buffer it was
+/// written into instead of being copied out of it; a buffer whose room grew
+/// past it is replaced once its message is copied out.
+pub(crate) const KEEP: usize = 64 * 1024;
+
+/// The size of the chunks that messages of at most [`KEEP`] bytes share.
+pub(crate) const CHUNK: usize = 16 * 1024;
+
+/// The room a fresh encode buffer starts with.
+pub(crate) const FRESH: usize = 1024;
+
 /// Runs `write` on a per-thread buffer that is reused from one message to
 /// the next, and returns what it wrote.
 ///
@@ -147,12 +158,8 @@ fn write_response<T: serde::Serialize + ?Sized>(
 pub(crate) fn encode_with(
     write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
 ) -> Result<Bytes, serde_json::Error> {
-    /// Above this, a message keeps the buffer instead of being copied.
-    const KEEP: usize = 64 * 1024;
-    /// The size of the chunks small messages share.
-    const CHUNK: usize = 16 * 1024;
     thread_local! {
-        static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(1024));
+        static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(FRESH));
         static CHUNKS: RefCell<BytesMut> = RefCell::new(BytesMut::new());
     }
     BUFFER.with(|cell| {
@@ -166,7 +173,7 @@ pub(crate) fn encode_with(
         buffer.clear();
         write(&mut buffer)?;
         if buffer.len() > KEEP {
-            let mut out = std::mem::replace(&mut *buffer, Vec::with_capacity(1024));
+            let mut out = std::mem::replace(&mut *buffer, Vec::with_capacity(FRESH));
             // The buffer grew by doubling: up to twice the message. Given
             // back at that size, glibc raises its mmap threshold to it, and
             // the next large buffers (the answer read, its decoded text) come
@@ -176,17 +183,22 @@ pub(crate) fn encode_with(
             out.shrink_to_fit();
             return Ok(Bytes::from(out));
         }
-        if buffer.capacity() > KEEP {
-            *buffer = Vec::with_capacity(1024);
-        }
-        Ok(CHUNKS.with(|chunks| {
+        let bytes = CHUNKS.with(|chunks| {
             let mut chunk = chunks.borrow_mut();
             if chunk.capacity() - chunk.len() < buffer.len() {
                 *chunk = BytesMut::with_capacity(CHUNK);
             }
             chunk.extend_from_slice(&buffer);
             chunk.split().freeze()
-        }))
+        });
+        // Only once the message is copied out: a buffer that grew past
+        // `KEEP` for this message is let go, so a thread does not keep the
+        // memory of its largest small message. (Letting it go before the
+        // copy sent every message of 32-64 KiB as an empty frame.)
+        if buffer.capacity() > KEEP {
+            *buffer = Vec::with_capacity(FRESH);
+        }
+        Ok(bytes)
     })
 }
 
@@ -360,5 +372,77 @@ mod tests {
         // A small one after it still shares a chunk.
         let small = encode_with(|out| serde_json::to_writer(out, "hi")).unwrap();
         assert_eq!(&small[..], b"\"hi\"");
+    }
+}
+
+#[cfg(test)]
+mod sweep {
+    //! The shared encode buffer and chunks against a plain
+    //! `serde_json::to_vec`, across each of their thresholds, on a fresh
+    //! thread per size and on one thread carrying its buffers from message
+    //! to message in changing orders.
+
+    use super::*;
+
+    /// Every size within a few bytes of each threshold, and every power of
+    /// two up to 1 MiB.
+    fn sizes() -> Vec<usize> {
+        let mut sizes: Vec<usize> = (0..=20).map(|p| 1 << p).collect();
+        for threshold in [FRESH, CHUNK, 2 * CHUNK, KEEP, 2 * KEEP] {
+            sizes.extend(threshold - 3..=threshold + 3);
+        }
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+    }
+
+    /// A JSON string whose encoding is `len` bytes (at least 2).
+    fn text(len: usize) -> String {
+        "y".repeat(len.max(2) - 2)
+    }
+
+    fn check(len: usize) {
+        let value = text(len);
+        let plain = serde_json::to_vec(&value).unwrap();
+        let ours = encode_with(|out| serde_json::to_writer(out, &value)).unwrap();
+        assert_eq!(ours.len(), plain.len(), "a message of {len} bytes");
+        assert!(ours[..] == plain[..], "a message of {len} bytes");
+    }
+
+    #[test]
+    fn each_size_encodes_whole_on_a_fresh_thread() {
+        for len in sizes() {
+            std::thread::spawn(move || check(len)).join().unwrap();
+        }
+    }
+
+    #[test]
+    fn each_size_encodes_whole_after_any_other() {
+        let sizes = sizes();
+        let mut descending = sizes.clone();
+        descending.reverse();
+        // A fixed shuffle: each size after a larger and before a smaller
+        // one, and the other way round.
+        let mut shuffled = sizes.clone();
+        let n = shuffled.len();
+        for i in 0..n {
+            shuffled.swap(i, (i * 7919 + 13) % n);
+        }
+        for order in [sizes, descending, shuffled] {
+            std::thread::spawn(move || {
+                for len in order {
+                    check(len);
+                }
+            })
+            .join()
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_message_under_keep_after_one_over_it_is_whole() {
+        // The lost-frame case: the buffer grew past `KEEP` for a message of
+        // 32-64 KiB, and was replaced before that message was copied out.
+        std::thread::spawn(|| check(33_000)).join().unwrap();
     }
 }
