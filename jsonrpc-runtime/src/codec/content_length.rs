@@ -48,9 +48,9 @@ const MAX_DIGITS: usize = 20;
 ///   starts, so the stream stays aligned;
 /// * a declared length above the cap ([`FrameRefusal::TooLong`]): refused
 ///   as soon as the header is read, before any of the body arrives and with
-///   no memory reserved for it; then decoding fails with
-///   [`FramingError::TooLong`] and the connection ends, since skipping a
-///   body of any declared size (up to 2^64 bytes) is unbounded work.
+///   no memory reserved for it; the body's bytes are then dropped as they
+///   arrive, never buffered, and the next message is served. (An editor
+///   that sends one document over the cap keeps its language server.)
 ///
 /// # Encoding
 ///
@@ -105,10 +105,9 @@ enum State {
     Head { scanned: usize },
     /// Waiting for a body of `len` bytes (within the cap).
     Body { len: usize },
-    /// Dropping `remaining` more bytes of a refused body.
+    /// Dropping `remaining` more bytes of a refused body (over the cap, or
+    /// in another charset), as they arrive.
     Discard { remaining: usize },
-    /// A body over the cap was refused; the stream ends with this error.
-    TooLong { declared: usize },
 }
 
 /// What a header block says about the message after it.
@@ -139,18 +138,19 @@ impl ContentLengthCodec {
     ///
     /// ```
     /// use bytes::BytesMut;
-    /// use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FrameRefusal, FramingError};
+    /// use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FrameRefusal};
     /// use tokio_util::codec::Decoder;
     ///
     /// let mut codec = ContentLengthCodec::with_max_frame_len(4);
     /// let mut buf = BytesMut::from(&b"Content-Length: 2\r\n\r\n[]Content-Length: 7\r\n\r\n[1,2,3]"[..]);
     /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
-    /// // Over the cap: refused (the peer answers it), then the stream ends.
+    /// // Over the cap: refused (the peer answers it), its body skipped.
     /// assert_eq!(
     ///     codec.decode(&mut buf)?,
     ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
     /// );
-    /// assert!(matches!(codec.decode(&mut buf), Err(FramingError::TooLong { declared: 7, limit: 4 })));
+    /// buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+    /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("{}".into())));
     /// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
     /// ```
     pub fn with_max_frame_len(max_frame_len: usize) -> Self {
@@ -266,10 +266,6 @@ impl Decoder for ContentLengthCodec {
             ))),
             // A refused message cut short: nothing more to report.
             State::Discard { .. } => Ok(None),
-            State::TooLong { declared } => Err(FramingError::TooLong {
-                declared,
-                limit: self.max_frame_len,
-            }),
         }
     }
 }
@@ -285,15 +281,18 @@ impl ContentLengthCodec {
                         return Ok(None);
                     };
                     // Checked before anything is reserved for the body: it is
-                    // refused (answered), then the stream ends, since reading
-                    // past a body of any declared size is unbounded work.
+                    // refused (answered), and its bytes are dropped as they
+                    // arrive, so the stream stays aligned on the next message
+                    // and holds no more than one read of it at a time.
                     if head.len > self.max_frame_len {
-                        self.state = State::TooLong { declared: head.len };
+                        self.state = State::Discard {
+                            remaining: head.len,
+                        };
                         return Ok(Some(Frame::Refused(FrameRefusal::TooLong {
                             limit: self.max_frame_len,
                         })));
                     }
-                    // Within the cap: dropped, and the stream stays aligned.
+                    // Dropped the same way, and the stream stays aligned.
                     if let Some(charset) = head.unsupported_charset {
                         self.state = State::Discard {
                             remaining: head.len,
@@ -323,13 +322,6 @@ impl ContentLengthCodec {
                         return Ok(None);
                     }
                     self.state = State::Head { scanned: 0 };
-                }
-                State::TooLong { declared } => {
-                    src.clear();
-                    return Err(FramingError::TooLong {
-                        declared,
-                        limit: self.max_frame_len,
-                    });
                 }
             }
         }

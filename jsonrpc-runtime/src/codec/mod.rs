@@ -326,18 +326,6 @@ pub enum FramingError {
     /// A header block could not be parsed; the stream cannot be resynchronised.
     #[error("invalid message header: {0}")]
     InvalidHeader(String),
-    /// A header declared a body over the cap. The message was refused (the
-    /// other side got an answer); its body is not read, so the stream ends.
-    #[error(
-        "a message of {declared} bytes was declared, over the limit of {limit}; \
-         the connection is closed rather than reading the body"
-    )]
-    TooLong {
-        /// The declared `Content-Length`.
-        declared: usize,
-        /// The cap in force.
-        limit: usize,
-    },
 }
 
 /// Which framer a transport uses.

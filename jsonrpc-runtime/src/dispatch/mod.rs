@@ -315,7 +315,7 @@ fn report_failure(shared: &Shared, error: &TransportError) {
                 );
             }
         }
-        TransportError::Framing(FramingError::TooLong { .. }) | TransportError::WebSocket(_) => {
+        TransportError::WebSocket(_) => {
             tracing::warn!(%error, "closing the connection");
         }
         _ => tracing::debug!(%error, "the connection failed"),
