@@ -198,3 +198,136 @@ impl<P> Inject<P> for crate::context::TypedContext<P> {
         crate::context::TypedContext::new(ctx)
     }
 }
+
+/// One size at which the runtime changes how it handles a message: a fast
+/// path starts or stops, a buffer is kept or let go, a limit applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeThreshold {
+    /// Where the constant lives.
+    pub name: &'static str,
+    /// The size, in bytes.
+    pub bytes: usize,
+    /// What is measured against it.
+    pub measures: &'static str,
+}
+
+const fn threshold(name: &'static str, bytes: usize, measures: &'static str) -> SizeThreshold {
+    SizeThreshold {
+        name,
+        bytes,
+        measures,
+    }
+}
+
+/// Every size threshold of the runtime, each named once where it is
+/// defined and listed here, so that the size sweep
+/// (`tests/tests/size_sweep.rs`) walks each of them (±1 byte) in every
+/// direction and over every transport. A new threshold belongs here.
+pub const SIZE_THRESHOLDS: &[SizeThreshold] = &[
+    threshold(
+        "message::encode::FRESH",
+        crate::message::encode::FRESH,
+        "encoded message",
+    ),
+    threshold(
+        "message::encode::CHUNK",
+        crate::message::encode::CHUNK,
+        "encoded message",
+    ),
+    threshold(
+        "message::encode::KEEP",
+        crate::message::encode::KEEP,
+        "encoded message",
+    ),
+    threshold(
+        "message::scan::SCAN_MAX",
+        crate::message::scan::SCAN_MAX,
+        "inbound frame",
+    ),
+    threshold("codec::LARGE", crate::codec::LARGE, "inbound frame"),
+    threshold(
+        "codec::SMALL_AFTER_LARGE",
+        crate::codec::SMALL_AFTER_LARGE,
+        "inbound bytes after a large frame",
+    ),
+    threshold(
+        "codec::READ_ROOM (least)",
+        crate::codec::READ_ROOM.0,
+        "one read",
+    ),
+    threshold(
+        "codec::READ_ROOM (most)",
+        crate::codec::READ_ROOM.1,
+        "one read",
+    ),
+    threshold(
+        "codec::content_length::MAX_HEADER_LEN",
+        crate::codec::content_length::MAX_HEADER_LEN,
+        "header block",
+    ),
+    threshold(
+        "dispatch::admit::INLINE_PARAMS_MAX",
+        crate::dispatch::admit::INLINE_PARAMS_MAX,
+        "request params",
+    ),
+    threshold(
+        "transport::INITIAL_BUFFER",
+        crate::transport::INITIAL_BUFFER,
+        "read and write buffers",
+    ),
+    threshold(
+        "transport::WRITE_GATHER",
+        crate::transport::WRITE_GATHER,
+        "gathered outbound frames",
+    ),
+    threshold(
+        "transport::write::LARGE_FRAME",
+        crate::transport::write::LARGE_FRAME,
+        "outbound frame",
+    ),
+    threshold(
+        "transport::write::RETAINED_BUFFER",
+        crate::transport::write::RETAINED_BUFFER,
+        "write buffer",
+    ),
+    #[cfg(feature = "websocket")]
+    threshold(
+        "transport::websocket::WS_READ_BUFFER",
+        crate::transport::websocket::WS_READ_BUFFER,
+        "one WebSocket read",
+    ),
+    #[cfg(feature = "websocket")]
+    threshold(
+        "transport::websocket::WS_WRITE_BUFFER",
+        crate::transport::websocket::WS_WRITE_BUFFER,
+        "gathered WebSocket frames",
+    ),
+    #[cfg(feature = "mcp-http")]
+    threshold(
+        "server::mcp_http::session::BACKLOG_LIMIT",
+        crate::server::mcp_http::session::BACKLOG_LIMIT,
+        "a session's unsent messages",
+    ),
+    #[cfg(feature = "mcp-http")]
+    threshold(
+        "server::mcp_http::session::MAX_PARKED_BYTES",
+        crate::server::mcp_http::session::MAX_PARKED_BYTES,
+        "a session's parked messages",
+    ),
+    #[cfg(feature = "mcp-http")]
+    threshold(
+        "server::DEFAULT_REPLAY_BUFFER",
+        crate::server::DEFAULT_REPLAY_BUFFER,
+        "an SSE stream's replay buffer",
+    ),
+    threshold(
+        "config::DEFAULT_OUTBOUND_BUDGET",
+        crate::config::DEFAULT_OUTBOUND_BUDGET,
+        "queued outbound frames",
+    ),
+    threshold(
+        "codec::DEFAULT_MAX_FRAME_LEN",
+        crate::codec::DEFAULT_MAX_FRAME_LEN,
+        "the frame cap",
+    ),
+];

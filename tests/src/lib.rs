@@ -1,5 +1,7 @@
 //! Shared helpers for the integration tests.
 
+pub mod sweep;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;

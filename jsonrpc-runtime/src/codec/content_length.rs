@@ -11,7 +11,7 @@ use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
 /// The largest header block accepted, in bytes, up to and including the
 /// empty line that ends it. Real header blocks are well under 100 bytes; a
 /// peer that sends more without an empty line is not speaking this framing.
-const MAX_HEADER_LEN: usize = 8 * 1024;
+pub(crate) const MAX_HEADER_LEN: usize = 8 * 1024;
 
 /// The most decimal digits a `usize` can have (`u64::MAX` has 20).
 const MAX_DIGITS: usize = 20;

@@ -24,13 +24,17 @@ use std::sync::{Arc, Mutex, Weak};
 
 use bytes::{Bytes, BytesMut};
 
-mod content_length;
+pub(crate) mod content_length;
 mod lines;
 
 pub(crate) use self::content_length::write_header as write_content_length_header;
 
 /// Frames this long or longer take the buffer they were read into.
-const LARGE: usize = 64 * 1024;
+pub(crate) const LARGE: usize = 64 * 1024;
+
+/// The room of the small buffer a framer goes on with once a large frame
+/// took the one it was read into.
+pub(crate) const SMALL_AFTER_LARGE: usize = 1024;
 
 /// What a framer does with the buffers of large frames.
 ///
@@ -60,7 +64,7 @@ pub(crate) struct LargeFrames {
 }
 
 /// The least and the most room a read is given, in bytes.
-const READ_ROOM: (usize, usize) = (1024, 32 * 1024);
+pub(crate) const READ_ROOM: (usize, usize) = (1024, 32 * 1024);
 
 /// How much room the next read gets, adapted to what reads bring.
 ///
@@ -207,7 +211,6 @@ impl LargeFrames {
     /// Splits off the frame `src[..len]`, consuming `end` bytes (the frame
     /// and its terminator).
     fn split(&mut self, src: &mut BytesMut, end: usize, len: usize) -> Bytes {
-        const FRESH: usize = 1024;
         if end < LARGE {
             if self.spare.present.load(Ordering::Relaxed) {
                 // The large messages are over.
@@ -220,7 +223,7 @@ impl LargeFrames {
                 // rest moves to a small buffer, and the large one goes with
                 // the last frame read from it.
                 self.in_spare = false;
-                let mut small = BytesMut::with_capacity(FRESH.max(src.len()));
+                let mut small = BytesMut::with_capacity(SMALL_AFTER_LARGE.max(src.len()));
                 small.extend_from_slice(src);
                 *src = small;
             }
@@ -229,7 +232,8 @@ impl LargeFrames {
         self.spare.wanted.store(false, Ordering::Release);
         let spare = self.spare.take();
         self.in_spare = spare.is_some();
-        let mut next = spare.unwrap_or_else(|| BytesMut::with_capacity(FRESH.max(src.len() - end)));
+        let mut next = spare
+            .unwrap_or_else(|| BytesMut::with_capacity(SMALL_AFTER_LARGE.max(src.len() - end)));
         next.extend_from_slice(&src[end..]);
         let mut buf = std::mem::replace(src, next);
         buf.truncate(len);

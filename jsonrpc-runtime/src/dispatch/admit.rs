@@ -23,7 +23,7 @@ use crate::router::{first_step, Job, RequestTask, Route, RouteKind, Router, Runn
 
 /// Requests with params this large (in bytes) never take their first step
 /// on the reader's task.
-const INLINE_PARAMS_MAX: usize = 64 * 1024;
+pub(crate) const INLINE_PARAMS_MAX: usize = 64 * 1024;
 
 /// Reads frames and walks each message through the admission steps.
 pub(super) struct Reader {

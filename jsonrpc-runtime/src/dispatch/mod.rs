@@ -48,7 +48,7 @@ use crate::peer::{CloseReason, Peer, Shared};
 use crate::router::Router;
 use crate::transport::{Transport, TransportError};
 
-mod admit;
+pub(crate) mod admit;
 mod job;
 
 use self::admit::Reader;

@@ -44,9 +44,9 @@ use crate::error::ErrorObject;
 use crate::id::Id;
 
 mod classify;
-mod encode;
+pub(crate) mod encode;
 mod raw;
-mod scan;
+pub(crate) mod scan;
 mod strict;
 
 pub(crate) use self::classify::{

@@ -36,7 +36,7 @@ use crate::id::Id;
 /// texts full of escapes (a source file in an LSP `didOpen`) serde_json's
 /// string scan is the faster, and the envelope is a small part of the
 /// frame's cost anyway.
-pub(super) const SCAN_MAX: usize = 16 * 1024;
+pub(crate) const SCAN_MAX: usize = 16 * 1024;
 
 /// Classifies `text` (at most [`SCAN_MAX`] bytes) if it has the common
 /// shape; `None` sends it to the general path.

@@ -32,7 +32,7 @@ use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "mcp-http")]
-mod mcp_http;
+pub(crate) mod mcp_http;
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

@@ -61,8 +61,8 @@ mod tls;
 #[cfg(unix)]
 mod unix;
 #[cfg(feature = "websocket")]
-mod websocket;
-mod write;
+pub(crate) mod websocket;
+pub(crate) mod write;
 
 pub use self::accept::{Acceptor, PeerAddr};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
@@ -293,11 +293,11 @@ impl Sink<Bytes> for Transport {
 /// stays small. The read buffer's room then follows what reads bring (the
 /// framers' read policy, up to 32 KiB); the write buffer grows with the
 /// traffic and keeps what it grew to.
-const INITIAL_BUFFER: usize = 1024;
+pub(crate) const INITIAL_BUFFER: usize = 1024;
 
 /// How much the write buffer gathers before it is written out, once it has
 /// grown: bursts of small frames go out in few writes.
-const WRITE_GATHER: usize = 8 * 1024;
+pub(crate) const WRITE_GATHER: usize = 8 * 1024;
 
 /// A framed reader with a small initial buffer (see [`INITIAL_BUFFER`]).
 pub(crate) fn framed_read<R: AsyncRead, C: Decoder>(read: R, codec: C) -> FramedRead<R, C> {

@@ -80,6 +80,10 @@ impl SseEvent {
     }
 }
 
+/// The room a line gets past the cap on an event's data, for its field's
+/// name and separator (`data: `, `event: `, `id: `).
+const FIELD_NAME_ROOM: usize = 16;
+
 /// An event (or a line) longer than the decoder's cap.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a server-sent event is over the {limit}-byte limit")]
@@ -153,7 +157,9 @@ impl SseDecoder {
                 self.started = true;
             }
             let Some(end) = self.buffer.iter().position(|&b| b == b'\n' || b == b'\r') else {
-                if self.buffer.len() > self.limit {
+                // A line is its field's name and value: `data: ` and up to
+                // `limit` bytes of data.
+                if self.buffer.len() > self.limit + FIELD_NAME_ROOM {
                     return Err(EventTooLong { limit: self.limit });
                 }
                 return Ok(None);
@@ -194,7 +200,8 @@ impl SseDecoder {
         };
         match name {
             b"data" => {
-                if self.data.len() + value.len() + 1 > self.limit {
+                // Lines after the first are joined with a newline.
+                if self.data.len() + usize::from(self.has_data) + value.len() > self.limit {
                     return Err(EventTooLong { limit: self.limit });
                 }
                 if self.has_data {
@@ -278,7 +285,42 @@ mod tests {
         decoder.push(b"data: 0123456789\n\n");
         assert_eq!(decoder.next_event(), Err(EventTooLong { limit: 8 }));
         let mut decoder = SseDecoder::new(8);
-        decoder.push(b"data: 0123456789");
+        decoder.push(b"data: 0123456789012345678901234567890");
         assert_eq!(decoder.next_event(), Err(EventTooLong { limit: 8 }));
+    }
+
+    #[test]
+    fn an_event_of_exactly_the_cap_is_taken_whole_and_one_more_byte_is_not() {
+        for limit in [1, 2, 8, 100, 1024] {
+            let exact = vec![b'x'; limit];
+            // In one line, and in lines joined by newlines.
+            let mut lines = Vec::new();
+            for chunk in exact.chunks(3) {
+                lines.extend_from_slice(b"data: ");
+                lines.extend_from_slice(chunk);
+                lines.push(b'\n');
+            }
+            lines.push(b'\n');
+            let joined_len = limit + exact.chunks(3).count() - 1;
+            for (wire, len) in [
+                (encode_event(Some("7-1"), &exact), limit),
+                (Bytes::from(lines), joined_len),
+            ] {
+                for split in 0..wire.len() {
+                    // A cap of exactly the data's length.
+                    let mut decoder = SseDecoder::new(len);
+                    decoder.push(&wire[..split]);
+                    let mut events = all(&mut decoder);
+                    decoder.push(&wire[split..]);
+                    events.extend(all(&mut decoder));
+                    assert_eq!(events.len(), 1, "limit {limit}, split {split}");
+                    assert_eq!(events[0].data.len(), len, "limit {limit}, split {split}");
+                }
+            }
+            let mut decoder = SseDecoder::new(limit);
+            let over = vec![b'x'; limit + 1];
+            decoder.push(&encode_event(None, &over));
+            assert_eq!(decoder.next_event(), Err(EventTooLong { limit }));
+        }
     }
 }

@@ -544,9 +544,15 @@ fn ws_config(config: &Config) -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(config.max_frame_len))
         .max_frame_size(Some(config.max_frame_len))
-        .read_buffer_size(4 * 1024)
-        .write_buffer_size(8 * 1024)
+        .read_buffer_size(WS_READ_BUFFER)
+        .write_buffer_size(WS_WRITE_BUFFER)
 }
+
+/// The chunk a WebSocket connection reads in.
+pub(crate) const WS_READ_BUFFER: usize = 4 * 1024;
+
+/// What a WebSocket connection gathers before it writes.
+pub(crate) const WS_WRITE_BUFFER: usize = 8 * 1024;
 
 fn ws_error(
     message: impl Into<String>,

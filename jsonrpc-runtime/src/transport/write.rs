@@ -18,11 +18,11 @@ use crate::codec::{ContentLengthCodec, FramingCodec, FramingError, LineCodec};
 
 /// Frames this long or longer are written from their own allocation (when
 /// the framer allows it) rather than copied into the buffer.
-const LARGE_FRAME: usize = 64 * 1024;
+pub(crate) const LARGE_FRAME: usize = 64 * 1024;
 
 /// A buffer that grew past this is let go once it has been written out, so
 /// a connection does not keep the memory of its largest burst.
-const RETAINED_BUFFER: usize = 64 * 1024;
+pub(crate) const RETAINED_BUFFER: usize = 64 * 1024;
 
 /// Writes the framing around a message that goes out as it is: the head
 /// into the buffer, and returns the tail; `None` when the framer has to

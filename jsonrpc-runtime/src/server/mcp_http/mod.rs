@@ -18,7 +18,7 @@ use crate::transport::{Acceptor, PeerAddr};
 
 mod origin;
 mod service;
-mod session;
+pub(crate) mod session;
 
 use self::origin::Origins;
 

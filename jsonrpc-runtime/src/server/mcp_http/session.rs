@@ -43,13 +43,13 @@ pub(super) use self::body::{Busy, Feed, SessionInbound, SessionSink, SseBody};
 /// Undelivered bytes on a session's live streams past which its peer's
 /// writes wait: a client that stops reading stalls its session, it never
 /// grows the server's memory.
-pub(super) const BACKLOG_LIMIT: usize = 256 * 1024;
+pub(crate) const BACKLOG_LIMIT: usize = 256 * 1024;
 
 /// At most this many messages wait for a stream to open, …
 pub(super) const MAX_PARKED: usize = 64;
 
 /// … holding at most this many bytes.
-pub(super) const MAX_PARKED_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_PARKED_BYTES: usize = 256 * 1024;
 
 /// How many POSTed messages wait for the session's peer to read them.
 pub(super) const INBOUND_QUEUE: usize = 64;
