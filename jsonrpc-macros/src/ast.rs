@@ -170,6 +170,7 @@ impl<'a> Method<'a> {
         }
         check_receiver(cx, sig);
         let output = output(cx, sig);
+        check_owned_output(cx, &output);
 
         let mut context = None;
         let mut decoded = Vec::new();
@@ -311,6 +312,23 @@ fn check_receiver(cx: &Ctxt, sig: &syn::Signature) {
             &sig.ident,
             format!("`#[rpc]` method `{}` must take `&self` as its first argument", sig.ident),
         ),
+    }
+}
+
+/// Reports a result written as a reference (`&'static str`): results are
+/// decoded into owned values on the calling side.
+fn check_owned_output(cx: &Ctxt, output: &Output<'_>) {
+    let ty = match output {
+        Output::Unit => return,
+        Output::Result { ok, .. } => *ok,
+        Output::Other(ty) => *ty,
+    };
+    if let syn::Type::Reference(r) = ty {
+        cx.error_spanned_by(
+            r,
+            "`#[rpc]` methods return owned values, decoded on the calling side; \
+             return `String` for `&str`, `Vec<T>` for `&[T]`",
+        );
     }
 }
 
@@ -479,6 +497,18 @@ impl<'a> ErrorEnum<'a> {
             let Some(code) = args.code else {
                 if args.code_written {
                     // The wrong value was reported by `attr`.
+                } else if let (None, Some((_, discriminant))) = (args.span, &variant.discriminant) {
+                    let code = quote::ToTokens::to_token_stream(discriminant)
+                        .to_string()
+                        .replace("- ", "-");
+                    cx.error_spanned_by(
+                        discriminant,
+                        format!(
+                            "an enum discriminant is not an error code; write \
+                             `#[rpc(error(code = {code}))]` on variant `{}` instead",
+                            variant.ident
+                        ),
+                    );
                 } else if let Some(span) = args.span {
                     cx.error_at(
                         span,

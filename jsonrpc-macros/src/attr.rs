@@ -24,6 +24,7 @@ const PARTIAL: &str = "partial";
 const RENAME_ALL: &str = "rename_all";
 const BOUND: &str = "bound";
 const CLIENT: &str = "client";
+const SERVER: &str = "server";
 const RENAME: &str = "rename";
 const PARAMS: &str = "params";
 const CONTEXT: &str = "context";
@@ -209,6 +210,9 @@ fn string_value(
 /// macro's own arguments).
 pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
     let mut out = ServiceArgs::default();
+    // Set once jsonrpsee's `server` or bare `client` flag was reported: the
+    // pair is one mistake, reported once.
+    let mut jsonrpsee_flag = false;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident(RENAME_ALL) {
             // rename_all = "camelCase"
@@ -252,6 +256,17 @@ pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
                 meta.value()?.parse::<syn::Expr>()?;
             }
             Ok(())
+        } else if meta.path.is_ident(CLIENT) && !meta.input.peek(syn::Token![=]) {
+            // client (jsonrpsee's `#[rpc(server, client)]`)
+            if !jsonrpsee_flag {
+                jsonrpsee_flag = true;
+                cx.error_spanned_by(
+                    &meta.path,
+                    "`#[rpc]` always generates the client (`<Trait>Client`); \
+                     remove `client`, or name the client with `client = \"Name\"`",
+                );
+            }
+            Ok(())
         } else if meta.path.is_ident(CLIENT) {
             // client = "CalculatorStub"
             if once(cx, &out.client, &meta, CLIENT) {
@@ -268,6 +283,18 @@ pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
                 }
             } else {
                 meta.value()?.parse::<syn::Expr>()?;
+            }
+            Ok(())
+        } else if meta.path.is_ident(SERVER) {
+            // server (jsonrpsee's `#[rpc(server, client)]`)
+            let first = !jsonrpsee_flag;
+            jsonrpsee_flag = true;
+            if first {
+                cx.error_spanned_by(
+                    &meta.path,
+                    "`#[rpc]` takes no `server` or `client` flag: it always generates both, \
+                 the server (`into_router`) and the client (`<Trait>Client`); write `#[rpc]`",
+                );
             }
             Ok(())
         } else {
@@ -415,6 +442,23 @@ pub(crate) fn error_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> ErrorArgs {
     let mut out = ErrorArgs::default();
     for attr in attrs.iter().filter(|a| is_rpc(a)) {
         let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(CODE) || meta.path.is_ident(MESSAGE) {
+                // code = -32010 | message = "..." (outside `error(...)`)
+                let key = if meta.path.is_ident(CODE) { CODE } else { MESSAGE };
+                let value = meta.value()?.parse::<syn::Expr>()?;
+                let value = quote::ToTokens::to_token_stream(&value)
+                    .to_string()
+                    .replace("- ", "-");
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "`{key}` goes inside `error(...)`: write `#[rpc(error({key} = {value}))]`"
+                    ),
+                );
+                // The misplaced key explains a missing code.
+                out.code_written = true;
+                return Ok(());
+            }
             if !meta.path.is_ident(ERROR) {
                 return unknown(cx, &meta, "`error(code = ..., message = \"...\")`");
             }

@@ -354,6 +354,11 @@ impl std::error::Error for ErrorObject {}
 /// let wire = Negative.into_error_object();
 /// assert_eq!(Negative::from_error_object(&wire), Some(Negative));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a method's error type: it does not implement `RpcError`",
+    label = "an error type maps to JSON-RPC error codes",
+    note = "derive `RpcError` on an error enum with `#[rpc(error(code = ...))]` on each variant, or use `jsonrpc_runtime::ErrorObject` for free-form errors"
+)]
 pub trait RpcError: Sized {
     /// Turns the error into the object sent on the wire.
     fn into_error_object(self) -> ErrorObject;

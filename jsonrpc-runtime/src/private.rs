@@ -171,6 +171,50 @@ pub fn absent<T: Absent>() -> T {
     T::absent()
 }
 
+/// The params of a generated method without arguments: absent, `null`,
+/// `[]`, or an object whose members are ignored, as a method with
+/// arguments ignores members it does not name (a client's progress token,
+/// `_meta` or `workDoneToken`, travels in them).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoParams;
+
+impl<'de> serde::Deserialize<'de> for NoParams {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NoParams)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NoParams {
+    type Value = NoParams;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("no params: absent, null, [] or an object")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<NoParams, E> {
+        Ok(NoParams)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<NoParams, E> {
+        Ok(NoParams)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<NoParams, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(NoParams)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<NoParams, A::Error> {
+        match seq.next_element::<serde::de::IgnoredAny>()? {
+            None => Ok(NoParams),
+            Some(_) => Err(serde::de::Error::invalid_length(1, &self)),
+        }
+    }
+}
+
 /// Marks a method declared without `progress = T`.
 #[derive(Debug)]
 pub enum NoProgress {}

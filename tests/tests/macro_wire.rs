@@ -430,3 +430,74 @@ fn call_futures_are_send() {
         assert_send(&started);
     });
 }
+
+/// A progress report both the MCP and the LSP policies carry.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Step {
+    progress: u32,
+}
+
+/// A method without arguments that reports progress.
+#[rpc]
+trait Indexer {
+    #[rpc(request = "reindex", progress = Step)]
+    async fn reindex(&self, ctx: TypedContext<Step>) -> u32;
+
+    #[rpc(notification = "touched")]
+    async fn touched(&self);
+}
+
+struct Idx;
+
+impl Indexer for Idx {
+    async fn reindex(&self, ctx: TypedContext<Step>) -> u32 {
+        ctx.progress(Step { progress: 1 }).unwrap();
+        7
+    }
+    async fn touched(&self) {}
+}
+
+#[tokio::test]
+async fn a_method_without_arguments_takes_the_progress_token_its_client_sends() {
+    for policy in [ProgressPolicy::mcp(), ProgressPolicy::lsp()] {
+        let config = Config::default().progress(policy);
+        let (a, b) = Transport::pair(8);
+        let _server = Peer::builder()
+            .config(config.clone())
+            .router(Idx.into_router())
+            .spawn(b);
+        let client = IndexerClient::new(Peer::builder().config(config).spawn(a));
+        let mut call = client.reindex_with_progress().unwrap();
+        let mut seen = Vec::new();
+        while let Some(n) = call.next_progress().await {
+            seen.push(n.unwrap());
+        }
+        assert_eq!(seen, [Step { progress: 1 }]);
+        assert_eq!(call.result().await.unwrap(), 7);
+        assert_eq!(client.reindex().await.unwrap(), 7);
+    }
+}
+
+#[tokio::test]
+async fn a_method_without_arguments_accepts_every_empty_params_and_meta() {
+    let mut raw = RawClient::start(Idx.into_router(), Config::default());
+    let params = [
+        "",
+        r#","params":null"#,
+        r#","params":{}"#,
+        r#","params":[]"#,
+        r#","params":{"_meta":{"progressToken":"t"}}"#,
+    ];
+    for (id, params) in params.iter().enumerate() {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"reindex"{params}}}"#
+        ))
+        .await;
+        let answer = raw.recv().await;
+        assert_eq!(answer["result"], 7, "params {params}: {answer}");
+    }
+    // By position, a method without arguments takes none.
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"reindex","params":[1]}"#)
+        .await;
+    assert_eq!(raw.recv().await["error"]["code"], -32602);
+}

@@ -318,7 +318,7 @@ impl<'a> ServiceGen<'a> {
                 let types = m.method.args.iter().map(|a| a.ty);
                 quote!(#name<#(#types),*>)
             }
-            None => quote!(()),
+            None => quote!(::jsonrpc_runtime::__private::NoParams),
         }
     }
 
