@@ -694,6 +694,38 @@ async fn accept_content_type_size_method_path_and_origin_are_checked() {
 }
 
 #[tokio::test]
+async fn a_body_over_the_cap_written_whole_gets_its_413_without_a_reset() {
+    let (server, addr, _closed, _probe) = serve().await;
+    let id = raw_session(addr).await;
+    // 4 MiB, 1024 times the cap: more than the kernel's socket buffers take
+    // while the server reads nothing.
+    let body = vec![b' '; MAX_BODY * 1024];
+    let headers = format!("Accept: {BOTH}\r\nMcp-Session-Id: {id}\r\n");
+    for chunked in [false, true] {
+        let answer = tests::post_whole(addr, "/mcp", &headers, &body, chunked).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413 "),
+            "chunked {chunked}: {answer}"
+        );
+        assert!(
+            answer.ends_with(&format!("the body is over the {MAX_BODY}-byte limit\n")),
+            "chunked {chunked}: {answer}"
+        );
+    }
+    // The session goes on.
+    let answer = full(
+        addr,
+        post(
+            &[("accept", BOTH), ("mcp-session-id", id.as_str())],
+            call(2, "echo", json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn the_protocol_version_header_must_be_known_or_negotiated() {
     let (router, _probe) = routes();
     let (server, addr, _closed) = serve_with(router, |l| l.protocol_versions(["2025-03-26"])).await;

@@ -86,7 +86,7 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// | an `Origin` not allowed ([`allowed_origins`](Self::allowed_origins)) | `403` |
 /// | a `POST` that does not accept both `application/json` and `text/event-stream`, a `GET` that does not accept `text/event-stream` (wildcards such as `*/*` count) | `406` |
 /// | `initialize` over [`max_sessions`](Self::max_sessions), or while draining | `503` |
-/// | a body over [`Config::max_frame_len`], another `Content-Type`, another method, another path | `413`, `415`, `405`, `404`, as for [`HttpListener`](super::HttpListener) |
+/// | a body over [`Config::max_frame_len`], another `Content-Type`, another method, another path | `413`, `415`, `405`, `404`, as for [`HttpListener`](super::HttpListener) (a refusal sent before its body was read closes with [a lingering close](super::HttpListener#refusals-are-read-not-reset)) |
 ///
 /// The refusals above (`400`, `403`, `404`, `406`, `409`, `503`) carry a
 /// JSON-RPC error with no id (code -32000) whose message says what to do.
