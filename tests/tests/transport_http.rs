@@ -681,6 +681,44 @@ async fn a_non_2xx_status_fails_the_call_it_carried_with_an_http_failure() {
 }
 
 #[tokio::test]
+async fn a_failed_post_is_a_transport_error_even_for_a_call_whose_errors_are_error_objects() {
+    // `ErrorObject` takes any code as a domain error: a 401 or a 404 of the
+    // server must still not look like the method's own error.
+    let (server, addr) = serve().await;
+    let peer = client(addr, "/no-such-path");
+    let error = tokio::time::timeout(
+        ANSWER_TIMEOUT,
+        peer.call::<i64>("subtract", [1, 1]).errors::<ErrorObject>(),
+    )
+    .await
+    .expect("the call ends")
+    .unwrap_err();
+    match &error {
+        CallError::Rpc(rpc) => {
+            assert_eq!(rpc.code, ErrorCode::TRANSPORT_FAILED);
+            let failure = HttpFailure::from_error(rpc).expect("an HttpFailure as its data");
+            assert_eq!(failure.status, Some(404));
+        }
+        other => panic!("a transport failure, not {other:?}"),
+    }
+    // An error the server's handler answered is still the method's own.
+    let peer = client(addr, "/");
+    let error = tokio::time::timeout(
+        ANSWER_TIMEOUT,
+        peer.call::<i64>("subtract", ["not", "numbers"])
+            .errors::<ErrorObject>(),
+    )
+    .await
+    .expect("the call ends")
+    .unwrap_err();
+    assert!(
+        matches!(&error, CallError::Domain(e) if e.code == ErrorCode::INVALID_PARAMS),
+        "{error:?}"
+    );
+    server.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
 async fn a_server_that_cannot_be_reached_fails_the_call_with_no_status() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

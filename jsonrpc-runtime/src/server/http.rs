@@ -405,6 +405,7 @@ where
         });
         let make = move |addr: &PeerAddr| RpcService {
             router: rpc.routes.make(addr),
+            number: crate::peer::next_connection_number(),
             addr: addr.clone(),
             setup: rpc.clone(),
         };

@@ -104,6 +104,7 @@ impl HttpService for McpService {
             .with_addr(self.addr.clone())
             .with_request(request.uri().clone(), request.headers().clone());
         if let Err(refusal) = manager.config.vet(&mut caller) {
+            crate::trace::http_refused(0, refusal.status(), refusal.reason());
             return refused(&refusal).map(McpBody::from);
         }
         match *request.method() {
