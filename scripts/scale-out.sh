@@ -16,14 +16,16 @@
 #      scripts/scale-out/nginx.conf.template into a temporary directory and
 #      runs nginx with it as this user in the foreground of a background job
 #      (`nginx -c CONF -p PREFIX -g 'daemon off;'`), nothing system-wide;
-#   4. steady phase: JSON-RPC over HTTP from many keep-alive clients, MCP
+#   4. one POST over the instances' body cap per instance: 413 through
+#      nginx, not 502, and the instance stays in rotation;
+#   5. steady phase: JSON-RPC over HTTP from many keep-alive clients, MCP
 #      sessions (initialize, notifications/initialized, tools/call..., DELETE)
 #      and WebSocket connections (the `load` example), all through nginx,
 #      every answer checked;
-#   5. drain phase: the same HTTP and MCP load, and meanwhile SIGTERM to
+#   6. drain phase: the same HTTP and MCP load, and meanwhile SIGTERM to
 #      instance 1 (its spec_server and its mcp_server); waits for both to
 #      exit, then lets the load run on the survivors;
-#   6. prints a summary table; exits 1 if any accepted request was lost or
+#   7. prints a summary table; exits 1 if any accepted request was lost or
 #      any MCP session of a surviving instance got a 404.
 #
 # Runs outside `cargo test`: it needs nginx, Python 3 and free ports.
@@ -148,7 +150,11 @@ say "using $("$NGINX" -v 2>&1)"
 
 say "building the examples (spec_server, mcp_server, load)"
 cargo build --quiet --example spec_server --example mcp_server --example load
-bin=${CARGO_TARGET_DIR:-$PWD/target}/debug/examples
+# Where cargo put them, as cargo itself says (a config or wrapper may
+# choose the target directory).
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+bin=$target_dir/debug/examples
 
 # -- processes ---------------------------------------------------------------
 
@@ -225,6 +231,10 @@ say "nginx on http://$NGINX_ADDR/ (pid ${pids[nginx]}): JSON-RPC at /, WebSocket
 
 clients() { python3 scripts/scale-out/clients.py "$@"; }
 clients caller --port "$BASE_PORT" >&2
+# A body over the instances' cap (spec_server: 8 MiB; nginx lets up to 16m
+# through) is answered 413 by the instance, read rather than reset, so nginx
+# passes the 413 on and keeps the instance in rotation.
+clients oversized --port "$BASE_PORT" --instances "$INSTANCES" --bytes $((9 * 1024 * 1024)) >&2
 
 # -- steady phase ------------------------------------------------------------
 

@@ -46,12 +46,13 @@ use crate::transport::PeerAddr;
 /// assert_eq!(info.get::<User>(), Some(&User("alice".into())));
 /// assert_eq!(info.addr().unwrap().to_string(), "127.0.0.1:5000");
 /// ```
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ConnectionInfo {
     addr: Option<PeerAddr>,
     uri: Option<Uri>,
     headers: HeaderMap,
     extensions: Extensions,
+    identity: Option<Arc<str>>,
 }
 
 impl ConnectionInfo {
@@ -172,6 +173,55 @@ impl ConnectionInfo {
         self.extensions.insert(value)
     }
 
+    /// Says who the caller is, for state that belongs to one caller: an
+    /// [`on_connect`](crate::Config::on_connect) hook that checked a
+    /// credential sets it (a user name, an account id, a token's subject).
+    /// The runtime compares identities and nothing more: an MCP session
+    /// ([`McpHttpListener`](crate::server::McpHttpListener)) belongs to the
+    /// identity that sent its `initialize`, and a request with another one
+    /// (or none, where the session has one) is answered as if the session
+    /// did not exist. Two callers with the same identity are the same
+    /// caller. Without a hook that sets one, every caller has none, and
+    /// sessions are bound to nobody.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::connection::Refusal;
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::mcp().on_connect(|info| {
+    ///     let user = match info.bearer_token() {
+    ///         Some("token-of-alice") => "alice",
+    ///         Some("token-of-bob") => "bob",
+    ///         _ => return Err(Refusal::unauthorized("a valid bearer token is required")),
+    ///     };
+    ///     info.set_identity(user);
+    ///     Ok(())
+    /// });
+    /// # let _ = config;
+    /// ```
+    pub fn set_identity(&mut self, identity: impl Into<String>) {
+        self.identity = Some(Arc::from(identity.into()));
+    }
+
+    /// The identity [`set_identity`](Self::set_identity) gave the caller;
+    /// `None` if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::ConnectionInfo;
+    ///
+    /// let mut info = ConnectionInfo::new();
+    /// assert_eq!(info.identity(), None);
+    /// info.set_identity("alice");
+    /// assert_eq!(info.identity(), Some("alice"));
+    /// ```
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
     /// All the attached state, as `http`'s type map.
     pub fn extensions(&self) -> &Extensions {
         &self.extensions
@@ -180,6 +230,11 @@ impl ConnectionInfo {
     /// All the attached state, to change.
     pub fn extensions_mut(&mut self) -> &mut Extensions {
         &mut self.extensions
+    }
+
+    /// The identity, shared.
+    pub(crate) fn shared_identity(&self) -> Option<Arc<str>> {
+        self.identity.clone()
     }
 
     /// Fills in the address where none is known yet.
@@ -312,6 +367,12 @@ impl fmt::Display for Refusal {
         write!(f, "refused ({}): {}", self.status.as_u16(), self.reason)
     }
 }
+
+/// Where a transport whose messages come from several callers (the
+/// requests of an MCP session over HTTP) leaves the caller of the frame it
+/// just yielded, for the peer reading it to hand to that frame's handlers
+/// ([`Context::caller`](crate::Context::caller)).
+pub(crate) type CallerSlot = Arc<std::sync::Mutex<Option<Arc<ConnectionInfo>>>>;
 
 /// The hook [`Config::on_connect`](crate::Config::on_connect) installs.
 pub(crate) type ConnectHook = Arc<dyn Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync>;

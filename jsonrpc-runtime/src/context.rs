@@ -42,6 +42,9 @@ pub struct Context {
     /// Who is calling, for messages answered in process (the peer knows it
     /// otherwise).
     pub(crate) connection: Option<Arc<ConnectionInfo>>,
+    /// Who sent this message, where it differs from the connection's
+    /// caller (an MCP session's later `POST`s).
+    pub(crate) caller: Option<Arc<ConnectionInfo>>,
 }
 
 impl Context {
@@ -72,6 +75,7 @@ impl Context {
             peer: Peer::detached(),
             progress: None,
             connection: None,
+            caller: None,
         }
     }
 
@@ -94,6 +98,7 @@ impl Context {
             peer: Peer::detached(),
             progress: None,
             connection,
+            caller: None,
         }
     }
 
@@ -124,6 +129,36 @@ impl Context {
         match &self.connection {
             Some(info) => info,
             None => self.peer.connection(),
+        }
+    }
+
+    /// Who sent the message in hand. For an MCP session over HTTP
+    /// ([`McpHttpListener`](crate::server::McpHttpListener)),
+    /// [`connection`](Self::connection) is the caller of the session's
+    /// `initialize` and this is the `POST` that carried this message: its
+    /// address, headers (a refreshed token, say) and the state the
+    /// [`on_connect`](crate::Config::on_connect) hook attached to it. Its
+    /// [`identity`](ConnectionInfo::identity) is always the session's: a
+    /// request from another one never reaches the session. Everywhere
+    /// else every message comes from the connection's caller, and this is
+    /// the same as [`connection`](Self::connection).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// let router = Router::new().request("whoami", |(): (), cx: Context| async move {
+    ///     let opened_by = cx.connection().addr().map(|a| a.to_string());
+    ///     let sent_by = cx.caller().addr().map(|a| a.to_string());
+    ///     Ok::<_, ErrorObject>((cx.caller().identity().map(str::to_owned), opened_by, sent_by))
+    /// });
+    /// # let _ = router;
+    /// ```
+    pub fn caller(&self) -> &ConnectionInfo {
+        match &self.caller {
+            Some(info) => info,
+            None => self.connection(),
         }
     }
 
@@ -583,6 +618,7 @@ impl TestContext {
             peer: Peer::detached(),
             progress,
             connection: self.connection.clone(),
+            caller: None,
         }
     }
 

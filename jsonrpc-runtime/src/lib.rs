@@ -68,9 +68,15 @@
 //! |---|---|---|
 //! | `jsonrpc_runtime::wire` | `trace` | every frame in and out: `connection`, `direction`, `frame` |
 //! | `jsonrpc_runtime::request` | `debug` | a span `request{method, id, connection}` per inbound request, which its handler runs in (so the handler's own events carry it), and an event when it is answered: result or error `code`, `elapsed_us` |
-//! | `jsonrpc_runtime::protocol` | `debug` | every message refused at admission: `id`, `code`, `message` |
+//! | `jsonrpc_runtime::protocol` | `debug` | every message refused at admission: `id`, `code`, `message`; every HTTP request an HTTP server refuses before reading its messages (the `on_connect` hook's `401`, `413`, `415`): `status`, `reason` |
 //! | `jsonrpc_runtime::call` | `debug` | a span `call{method, id, connection}` per call this side sends, with an event when it is sent and one when it ends: its answer (a result, or the error `code`) or why there was none (`outcome`: timed out or given up, cancelled, connection closed, not sent), with `elapsed_us` |
 //! | `jsonrpc_runtime` | `debug`, `warn`, `error` | connections closing and why; broken framing (`warn`); panicking handlers (`error`) |
+//!
+//! Every transport reports the same way, [`HttpListener`](server::HttpListener)
+//! included: each of its connections has a `connection` number, its `POST`
+//! bodies and answers are its frames in and out, and each request in a
+//! body gets its span. (A frame answered in process by
+//! [`Router::respond`] has `connection=0`.)
 //!
 //! `RUST_LOG=jsonrpc_runtime=debug` tells what each request did;
 //! `RUST_LOG=jsonrpc_runtime::wire=trace` shows the traffic (a subscriber

@@ -7,7 +7,8 @@
 //!   (method, id, connection) that the handler runs in, and an event when it
 //!   is answered (outcome, error code, time taken);
 //! * `jsonrpc_runtime::protocol` (`debug`): every message refused at
-//!   admission (the error code and message sent back);
+//!   admission (the error code and message sent back), and every HTTP
+//!   request an HTTP server refuses (the status and why);
 //! * `jsonrpc_runtime::call` (`debug`): a span per outbound call (method,
 //!   id, connection), with an event when it is sent and one when it ends:
 //!   its answer (result, or the error code) or why there was none, with the
@@ -200,5 +201,19 @@ pub(crate) fn refused(connection: u64, id: &Id, error: &ErrorObject) {
         code = error.code.0,
         message = %error.message,
         "refused"
+    );
+}
+
+/// An HTTP request refused before any of its messages was read: by the
+/// config's `on_connect` hook (`401`, `403`), or for its body (`413`,
+/// `415`).
+#[cfg(feature = "http")]
+pub(crate) fn http_refused(connection: u64, status: http::StatusCode, reason: &str) {
+    tracing::debug!(
+        target: "jsonrpc_runtime::protocol",
+        connection,
+        status = status.as_u16(),
+        reason,
+        "HTTP request refused"
     );
 }

@@ -6,6 +6,11 @@ Subcommands:
   render   renders nginx.conf.template for a set of instances
   caller   checks that a handler sees the client's address in X-Forwarded-For
            as nginx set it, not as the client wrote it
+  oversized posts a body over the instances' cap through nginx, once per
+           instance: each must answer 413 (not 502: the instance read the
+           body it refused instead of resetting the connection), and the
+           normal requests that follow must still reach that instance (nginx
+           did not count it as failed)
   phase    runs JSON-RPC-over-HTTP and MCP session load through nginx until a
            stop file appears, checking every answer, and writes a JSON tally
   report   prints the summary table from the phases' tallies and the
@@ -122,6 +127,53 @@ def caller(args):
     )
     if seen != "127.0.0.1":
         sys.exit("caller: the handler did not get the address nginx saw")
+
+
+def oversized(args):
+    """One POST over the cap per instance, then normal requests: see the
+    module docs."""
+    body = b'{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}'
+    big = b" " * args.bytes
+    failures = []
+    refused_by = []
+    for round_ in range(args.instances):
+        conn = http.client.HTTPConnection(args.host, args.port, timeout=30)
+        conn.request("POST", "/", big, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        upstream = response.getheader("X-Upstream")
+        conn.close()
+        refused_by.append(upstream)
+        if response.status != 413:
+            failures.append(f"round {round_ + 1}: {args.bytes} bytes got {response.status} from {upstream}, not 413")
+            continue
+        # Round-robin: as many requests as instances reach each once, the
+        # one that refused included, unless nginx took it out of rotation.
+        seen = []
+        conn = http.client.HTTPConnection(args.host, args.port, timeout=30)
+        for _ in range(args.instances):
+            conn.request("POST", "/", body, {"Content-Type": "application/json"})
+            answer = conn.getresponse()
+            data = answer.read()
+            seen.append(answer.getheader("X-Upstream"))
+            if answer.status != 200 or json.loads(data).get("result") != 19:
+                failures.append(f"round {round_ + 1}: a normal request got {answer.status}: {data!r}")
+        conn.close()
+        if upstream not in seen:
+            failures.append(
+                f"round {round_ + 1}: {upstream} refused the large body and then got none of "
+                f"the {args.instances} requests that followed (they went to {seen}): nginx took it out"
+            )
+    print(
+        f"oversized: {args.instances} POSTs of {args.bytes} bytes through nginx, answered 413 by "
+        f"{', '.join(map(str, refused_by))}; each instance went on getting requests"
+        if not failures
+        else "oversized: FAILED"
+    )
+    for failure in failures:
+        print(f"  {failure}")
+    if failures:
+        sys.exit(1)
 
 
 # ---------------------------------------------------------------------------
@@ -557,6 +609,12 @@ def main():
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
 
+    p = sub.add_parser("oversized", help="check that a body over the cap is a 413 through nginx")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--instances", type=int, required=True)
+    p.add_argument("--bytes", type=int, required=True)
+
     p = sub.add_parser("phase", help="run HTTP and MCP load")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
@@ -583,6 +641,8 @@ def main():
         render(args)
     elif args.command == "caller":
         caller(args)
+    elif args.command == "oversized":
+        oversized(args)
     elif args.command == "phase":
         phase(args)
     elif args.command == "report":

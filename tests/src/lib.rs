@@ -328,3 +328,46 @@ pub async fn terminate(child: &mut tokio::process::Child) -> std::process::ExitS
         .expect("the server exits after SIGTERM")
         .expect("waiting for the server")
 }
+
+/// Posts `body` (declared with `Content-Length`, or chunked) to `path` on a
+/// fresh connection, writing it whole before reading, and returns what the
+/// server sent until it closed: a reset on the way (writing or reading)
+/// fails the test. `headers` are extra header lines, each ending in `\r\n`.
+pub async fn post_whole(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &str,
+    body: &[u8],
+    chunked: bool,
+) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let framing = if chunked {
+        "Transfer-Encoding: chunked".to_owned()
+    } else {
+        format!("Content-Length: {}", body.len())
+    };
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n{headers}{framing}\r\n\r\n"
+    );
+    let mut request = head.into_bytes();
+    if chunked {
+        for chunk in body.chunks(16 * 1024) {
+            request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            request.extend_from_slice(chunk);
+            request.extend_from_slice(b"\r\n");
+        }
+        request.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        request.extend_from_slice(body);
+    }
+    tokio::time::timeout(ANSWER_TIMEOUT, stream.write_all(&request))
+        .await
+        .expect("the body is taken in time")
+        .expect("the whole body is written: no reset");
+    let mut answer = Vec::new();
+    tokio::time::timeout(ANSWER_TIMEOUT, stream.read_to_end(&mut answer))
+        .await
+        .expect("the server answers and closes in time")
+        .expect("the answer is read to its end: no reset");
+    String::from_utf8_lossy(&answer).into_owned()
+}

@@ -290,6 +290,85 @@ async fn the_http_server_serves_the_metrics_of_its_layered_routes_as_prometheus_
     server.shutdown(Duration::from_secs(5)).await;
 }
 
+#[tokio::test]
+async fn the_metrics_layer_counts_cancelled_requests_and_describes_its_metrics() {
+    use jsonrpc_runtime::policy::CancellationPolicy;
+    use jsonrpc_runtime::{Peer, Transport};
+
+    /// Says when the handler it lives in is dropped (cancelled).
+    struct Dropped(tokio::sync::mpsc::UnboundedSender<()>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+
+    let metrics = Metrics::new();
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let (dropped_tx, mut dropped) = tokio::sync::mpsc::unbounded_channel();
+    let router = Router::new()
+        .request("reindex", move |(): (), _: Context| {
+            let (started, dropped) = (started_tx.clone(), Dropped(dropped_tx.clone()));
+            async move {
+                let _dropped = dropped;
+                let _ = started.send(());
+                std::future::pending::<()>().await;
+                Ok::<_, ErrorObject>(())
+            }
+        })
+        .request("add", |(a, b): (i64, i64), _: Context| async move {
+            Ok::<_, ErrorObject>(a + b)
+        })
+        .layer(metrics.clone());
+    let config = Config::default().cancellation(CancellationPolicy::mcp());
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder()
+        .config(config.clone())
+        .router(router)
+        .spawn(b);
+    let client = Peer::builder().config(config).spawn(a);
+
+    let calls: Vec<_> = (0..3)
+        .map(|_| client.call::<()>("reindex", ()).start())
+        .collect();
+    for _ in 0..3 {
+        tokio::time::timeout(tests::ANSWER_TIMEOUT, started.recv())
+            .await
+            .expect("the handler starts");
+    }
+    for call in calls {
+        call.cancel().unwrap();
+        assert!(matches!(call.await, Err(CallError::Cancelled)));
+    }
+    for _ in 0..3 {
+        tokio::time::timeout(tests::ANSWER_TIMEOUT, dropped.recv())
+            .await
+            .expect("the cancelled handler is dropped");
+    }
+    assert_eq!(client.call::<i64>("add", (1, 2)).await.unwrap(), 3);
+
+    let stats = metrics.snapshot();
+    assert_eq!(
+        (
+            stats["reindex"].ok,
+            stats["reindex"].errors,
+            stats["reindex"].cancelled
+        ),
+        (0, 0, 3)
+    );
+    let text = metrics.render_prometheus();
+    for line in [
+        r#"jsonrpc_requests_total{method="reindex",outcome="cancelled"} 3"#,
+        r#"jsonrpc_requests_total{method="add",outcome="cancelled"} 0"#,
+        "# HELP jsonrpc_requests_total ",
+        "# TYPE jsonrpc_requests_total counter",
+        "# HELP jsonrpc_request_duration_seconds ",
+        "# TYPE jsonrpc_request_duration_seconds histogram",
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+}
+
 #[test]
 fn metric_labels_escape_quotes_backslashes_and_newlines() {
     let metrics = Metrics::new();

@@ -251,3 +251,74 @@ fn rust_log_shows_an_examples_wire_on_stderr_and_leaves_stdout_to_json_rpc() {
         "no request span event in:\n{stderr}"
     );
 }
+
+/// JSON-RPC over HTTP: one `add`, one unknown method, and a `POST` the
+/// config's `on_connect` hook refuses (no bearer token).
+async fn http_traffic() {
+    use jsonrpc_runtime::connection::Refusal;
+    use jsonrpc_runtime::server::HttpListener;
+    use jsonrpc_runtime::transport::TcpAcceptor;
+    use jsonrpc_runtime::{CallError, Peer, Transport};
+
+    let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
+    let addr = acceptor.local_addr().unwrap();
+    let config = Config::default().on_connect(|info| match info.bearer_token() {
+        Some("let-me-in") => Ok(()),
+        _ => Err(Refusal::unauthorized("a bearer token is required")),
+    });
+    let server = HttpListener::new(acceptor).config(config).spawn(router());
+    let url = format!("http://{addr}/");
+    let client_config = Config::default().bearer_auth("let-me-in").unwrap();
+    let client = Peer::spawn(Transport::http(&url, &client_config).unwrap());
+    assert_eq!(client.call::<i64>("add", (2, 3)).await.unwrap(), 5);
+    let unknown = client.call::<i64>("nope", ()).await.unwrap_err();
+    assert!(matches!(unknown, CallError::Rpc(_)), "{unknown:?}");
+    let stranger = Peer::spawn(Transport::http(&url, &Config::default()).unwrap());
+    let refused = stranger.call::<i64>("add", (1, 1)).await.unwrap_err();
+    assert!(matches!(refused, CallError::Rpc(_)), "{refused:?}");
+    server.shutdown(std::time::Duration::from_secs(1)).await;
+}
+
+#[test]
+fn http_listener_traffic_shows_its_frames_requests_and_refusals() {
+    let log = run_with_log(
+        "jsonrpc_runtime::wire=trace,jsonrpc_runtime=debug,observability=info",
+        http_traffic(),
+    );
+    let server_in = log
+        .lines()
+        .find(|l| {
+            l.contains(r#"direction="in" frame={"jsonrpc":"2.0","id":"#)
+                && l.contains(r#""method":"add","params":[2,3]"#)
+        })
+        .expect(&log);
+    assert!(server_in.contains("jsonrpc_runtime::wire"), "{server_in}");
+    // The client's answer in, the server's out: both sides of the wire.
+    assert!(
+        log.matches(r#""result":5}"#).count() >= 2,
+        "the answer out of the server and into the client: {log}"
+    );
+    let adding = log.lines().find(|l| l.contains("adding")).expect(&log);
+    assert!(
+        adding.contains(r#"request{method="add" id="#),
+        "the handler runs in the request's span: {adding}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("answered with a result") && l.contains(r#"request{method="add""#)),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("jsonrpc_runtime::protocol") && l.contains("code=-32601")),
+        "{log}"
+    );
+    let refused = log
+        .lines()
+        .find(|l| l.contains("HTTP request refused"))
+        .expect(&log);
+    assert!(
+        refused.contains("status=401") && refused.contains("a bearer token is required"),
+        "{refused}"
+    );
+}

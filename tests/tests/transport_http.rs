@@ -21,7 +21,7 @@ use jsonrpc_runtime::{
     CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router, Server, Transport,
 };
 use serde_json::{json, Value};
-use tests::{example_path, ANSWER_TIMEOUT};
+use tests::{example_path, post_whole, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::Command;
@@ -340,6 +340,38 @@ async fn a_declared_length_over_the_cap_is_answered_413_before_the_body_is_sent(
 }
 
 #[tokio::test]
+async fn a_body_over_the_cap_written_whole_gets_its_413_without_a_reset() {
+    let (server, addr) = serve().await;
+    // 4 MiB, 1024 times the cap: more than the kernel's socket buffers
+    // take while the server reads nothing (a server that closes with the
+    // rest unread resets the connection, and the 413 is lost).
+    let body = vec![b' '; MAX_BODY * 1024];
+    for chunked in [false, true] {
+        let answer = post_whole(addr, "/", "", &body, chunked).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413 "),
+            "chunked {chunked}: {answer}"
+        );
+        assert!(
+            answer.ends_with(&format!("the body is over the {MAX_BODY}-byte limit\n")),
+            "chunked {chunked}: {answer}"
+        );
+    }
+    // The server goes on serving.
+    let answer = once(
+        addr,
+        post(
+            "/",
+            JSON,
+            r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[3,1]}"#,
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    server.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
 async fn a_chunked_body_over_the_cap_is_answered_413() {
     let (server, addr) = serve().await;
     let chunk = "x".repeat(1000);
@@ -645,6 +677,44 @@ async fn a_non_2xx_status_fails_the_call_it_carried_with_an_http_failure() {
     // A peer posting where the server answers.
     let healthy = client(addr, "/");
     assert_eq!(healthy.call::<i64>("subtract", [2, 1]).await.unwrap(), 1);
+    server.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_failed_post_is_a_transport_error_even_for_a_call_whose_errors_are_error_objects() {
+    // `ErrorObject` takes any code as a domain error: a 401 or a 404 of the
+    // server must still not look like the method's own error.
+    let (server, addr) = serve().await;
+    let peer = client(addr, "/no-such-path");
+    let error = tokio::time::timeout(
+        ANSWER_TIMEOUT,
+        peer.call::<i64>("subtract", [1, 1]).errors::<ErrorObject>(),
+    )
+    .await
+    .expect("the call ends")
+    .unwrap_err();
+    match &error {
+        CallError::Rpc(rpc) => {
+            assert_eq!(rpc.code, ErrorCode::TRANSPORT_FAILED);
+            let failure = HttpFailure::from_error(rpc).expect("an HttpFailure as its data");
+            assert_eq!(failure.status, Some(404));
+        }
+        other => panic!("a transport failure, not {other:?}"),
+    }
+    // An error the server's handler answered is still the method's own.
+    let peer = client(addr, "/");
+    let error = tokio::time::timeout(
+        ANSWER_TIMEOUT,
+        peer.call::<i64>("subtract", ["not", "numbers"])
+            .errors::<ErrorObject>(),
+    )
+    .await
+    .expect("the call ends")
+    .unwrap_err();
+    assert!(
+        matches!(&error, CallError::Domain(e) if e.code == ErrorCode::INVALID_PARAMS),
+        "{error:?}"
+    );
     server.shutdown(Duration::from_secs(1)).await;
 }
 

@@ -694,6 +694,142 @@ async fn accept_content_type_size_method_path_and_origin_are_checked() {
 }
 
 #[tokio::test]
+async fn a_body_over_the_cap_written_whole_gets_its_413_without_a_reset() {
+    let (server, addr, _closed, _probe) = serve().await;
+    let id = raw_session(addr).await;
+    // 4 MiB, 1024 times the cap: more than the kernel's socket buffers take
+    // while the server reads nothing.
+    let body = vec![b' '; MAX_BODY * 1024];
+    let headers = format!("Accept: {BOTH}\r\nMcp-Session-Id: {id}\r\n");
+    for chunked in [false, true] {
+        let answer = tests::post_whole(addr, "/mcp", &headers, &body, chunked).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413 "),
+            "chunked {chunked}: {answer}"
+        );
+        assert!(
+            answer.ends_with(&format!("the body is over the {MAX_BODY}-byte limit\n")),
+            "chunked {chunked}: {answer}"
+        );
+    }
+    // The session goes on.
+    let answer = full(
+        addr,
+        post(
+            &[("accept", BOTH), ("mcp-session-id", id.as_str())],
+            call(2, "echo", json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_session_answers_only_the_identity_that_initialised_it() {
+    use jsonrpc_runtime::connection::Refusal;
+
+    let router = Router::new()
+        .request("initialize", |_: Value, _: Context| async move {
+            Ok::<_, ErrorObject>(json!({
+                "protocolVersion": VERSION,
+                "capabilities": {},
+                "serverInfo": {"name": "tests", "version": "0"},
+            }))
+        })
+        .request("whoami", |_: Value, cx: Context| async move {
+            Ok::<_, ErrorObject>(json!({
+                "session": cx.connection().identity(),
+                "request": cx.caller().identity(),
+                "agent": cx.caller().header("user-agent"),
+            }))
+        });
+    let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
+    let addr = acceptor.local_addr().unwrap();
+    let config = Config::mcp().on_connect(|info| {
+        let user = match info.bearer_token() {
+            Some("token-of-alice") => "alice",
+            Some("token-of-bob") => "bob",
+            _ => return Err(Refusal::unauthorized("a valid bearer token is required")),
+        };
+        info.set_identity(user);
+        Ok(())
+    });
+    let server = McpHttpListener::new(acceptor)
+        .config(config)
+        .json_responses(true)
+        .spawn(router);
+
+    let alice = ("authorization", "Bearer token-of-alice");
+    let bob = ("authorization", "Bearer token-of-bob");
+    let opened = full(addr, post(&[("accept", BOTH), alice], initialize_body(0))).await;
+    assert_eq!(opened.status, StatusCode::OK);
+    let id = opened
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let session = ("mcp-session-id", id.as_str());
+
+    // Bob's token is valid, but the session is Alice's: as unknown to him
+    // as a session that never was.
+    let stolen = full(
+        addr,
+        post(
+            &[("accept", BOTH), bob, session],
+            call(1, "whoami", json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(stolen.status, StatusCode::NOT_FOUND, "{:?}", stolen.body);
+    let never = full(
+        addr,
+        post(
+            &[("accept", BOTH), bob, ("mcp-session-id", "0123")],
+            call(1, "whoami", json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(never.status, StatusCode::NOT_FOUND);
+    assert_eq!(stolen.body, never.body, "nothing tells the two apart");
+    let stream = full(
+        addr,
+        request(
+            Method::GET,
+            &[("accept", "text/event-stream"), bob, session],
+            "",
+        ),
+    )
+    .await;
+    assert_eq!(stream.status, StatusCode::NOT_FOUND);
+    let delete = full(addr, request(Method::DELETE, &[bob, session], "")).await;
+    assert_eq!(delete.status, StatusCode::NOT_FOUND);
+
+    // Alice's requests are served, and the handler sees both the session's
+    // caller and this request's.
+    let mine = full(
+        addr,
+        post(
+            &[
+                ("accept", BOTH),
+                alice,
+                session,
+                ("user-agent", "second-post"),
+            ],
+            call(2, "whoami", json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(mine.status, StatusCode::OK, "{:?}", mine.body);
+    assert_eq!(
+        mine.json()["result"],
+        json!({"session": "alice", "request": "alice", "agent": "second-post"})
+    );
+    let delete = full(addr, request(Method::DELETE, &[alice, session], "")).await;
+    assert_eq!(delete.status, StatusCode::NO_CONTENT);
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn the_protocol_version_header_must_be_known_or_negotiated() {
     let (router, _probe) = routes();
     let (server, addr, _closed) = serve_with(router, |l| l.protocol_versions(["2025-03-26"])).await;

@@ -35,6 +35,10 @@ pub(super) struct Reader {
     notification_seq: u64,
     /// Set once a close was asked for: new requests are refused.
     pub(super) closing: bool,
+    /// Where the transport leaves each frame's caller, if it has several.
+    callers: Option<crate::connection::CallerSlot>,
+    /// The caller of the frame being read, from `callers`.
+    caller: Option<Arc<crate::connection::ConnectionInfo>>,
 }
 
 /// Where the reader's own answers go: the writer, or a batch's array.
@@ -42,7 +46,11 @@ type Batch<'a> = Option<&'a Arc<BatchAnswers>>;
 
 impl Reader {
     /// A reader for `connection`, with its notification worker.
-    pub(super) fn new(connection: Arc<Connection>, router: Router) -> (Self, JoinHandle<()>) {
+    pub(super) fn new(
+        connection: Arc<Connection>,
+        router: Router,
+        callers: Option<crate::connection::CallerSlot>,
+    ) -> (Self, JoinHandle<()>) {
         let (notifications, jobs) = mpsc::unbounded_channel();
         let worker = tokio::spawn(notification_worker(connection.clone(), jobs));
         let reader = Reader {
@@ -52,6 +60,8 @@ impl Reader {
             notifications,
             notification_seq: 0,
             closing: false,
+            callers,
+            caller: None,
         };
         (reader, worker)
     }
@@ -71,6 +81,9 @@ impl Reader {
     }
 
     pub(super) async fn on_frame(&mut self, frame: Frame) {
+        if let Some(callers) = &self.callers {
+            self.caller = callers.lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
         let bytes = match frame {
             Frame::Message(bytes) => bytes,
             Frame::Refused(why) => {
@@ -340,6 +353,7 @@ impl Reader {
             peer: shared.handle(slot.clone()),
             progress: progress.clone(),
             connection: None,
+            caller: self.caller.clone(),
         };
         if cancellable {
             connection
@@ -426,6 +440,7 @@ impl Reader {
             peer: shared.handle(None),
             progress: None,
             connection: None,
+            caller: self.caller.clone(),
         };
         let mut fut = match route.handler.start(params, ctx, shared.dialect) {
             Ok(fut) => fut,

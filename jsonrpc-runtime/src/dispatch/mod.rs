@@ -105,7 +105,8 @@ impl PeerBuilder {
             });
         }
         let (peer, shared, writer) = Peer::start(config, transport.connection, transport.outbound);
-        tokio::spawn(run(shared, router, transport.inbound, writer));
+        let callers = transport.callers;
+        tokio::spawn(run(shared, router, transport.inbound, callers, writer));
         peer
     }
 
@@ -160,9 +161,15 @@ enum End {
 
 /// Reads the connection until it ends, then shuts it down: the answers owed
 /// are written, running handlers finish or are stopped, waiting calls fail.
-async fn run(shared: Arc<Shared>, router: Router, mut inbound: BoxStream, writer: JoinHandle<()>) {
+async fn run(
+    shared: Arc<Shared>,
+    router: Router,
+    mut inbound: BoxStream,
+    callers: Option<crate::connection::CallerSlot>,
+    writer: JoinHandle<()>,
+) {
     let connection = Arc::new(Connection::new(shared.clone()));
-    let (mut reader, worker) = Reader::new(connection.clone(), router);
+    let (mut reader, worker) = Reader::new(connection.clone(), router, callers);
 
     // One wait for the close for the whole loop, registered with the
     // task's waker and polled again only when that waker changes; between

@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::{ErrorObject, RpcError};
+use crate::error::{ErrorCode, ErrorObject, RpcError};
 use crate::id::Id;
 use crate::transport::TransportError;
 
@@ -76,7 +76,13 @@ impl fmt::Display for CloseReason {
 pub enum CallError<E = Infallible> {
     /// The peer answered with one of `E`'s errors.
     Domain(E),
-    /// The peer answered with an error that is not one of `E`'s.
+    /// The peer answered with an error that is not one of `E`'s, or the
+    /// transport failed the call
+    /// ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED),
+    /// -32100: a `POST` answered with a non-2xx status, a connection that
+    /// could not be opened). A transport failure is never a `Domain` error,
+    /// even for an `E` that takes every code such as [`ErrorObject`]: it
+    /// did not come from the method.
     Rpc(ErrorObject),
     /// The connection ended before the answer arrived.
     Closed(CloseReason),
@@ -100,6 +106,20 @@ pub enum CallError<E = Infallible> {
     /// [`outbound_layer`](crate::Config::outbound_layer) stack failed the
     /// call with an error of its own (a rate limit, a circuit breaker).
     Layer(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl<E: RpcError> CallError<E> {
+    /// The error an error answer becomes: one of `E`'s, unless it is not
+    /// one of them or a transport failure made up on this side.
+    pub(crate) fn from_answer(error: ErrorObject) -> Self {
+        if error.code == ErrorCode::TRANSPORT_FAILED {
+            return CallError::Rpc(error);
+        }
+        match E::from_error_object(&error) {
+            Some(domain) => CallError::Domain(domain),
+            None => CallError::Rpc(error),
+        }
+    }
 }
 
 impl<E> CallError<E> {

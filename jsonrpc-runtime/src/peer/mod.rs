@@ -168,13 +168,20 @@ pub(crate) struct Shared {
     next_token: AtomicU64,
 }
 
+/// A number for a new connection, unique in the process: the `connection`
+/// field of the runtime's `tracing` events (peers, and each connection of an
+/// HTTP server).
+pub(crate) fn next_connection_number() -> u64 {
+    static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
+    CONNECTIONS.fetch_add(1, Ordering::Relaxed)
+}
+
 impl Shared {
     fn new(config: Config, info: ConnectionInfo, sink: Option<BoxSink>) -> Self {
         let outbox = Outbox::new(config.outbound_budget);
         let abort_handlers = CancellationToken::new();
-        static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
         Shared {
-            connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
+            connection: next_connection_number(),
             info,
             #[cfg(feature = "tower")]
             outbound: config.outbound.as_ref().map(|make| make()),

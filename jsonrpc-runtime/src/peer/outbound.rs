@@ -134,10 +134,7 @@ where
 fn retyped<E: RpcError>(error: CallError<Infallible>) -> CallError<E> {
     match error {
         CallError::Domain(never) => match never {},
-        CallError::Rpc(error) => match E::from_error_object(&error) {
-            Some(domain) => CallError::Domain(domain),
-            None => CallError::Rpc(error),
-        },
+        CallError::Rpc(error) => CallError::from_answer(error),
         CallError::Closed(reason) => CallError::Closed(reason),
         CallError::TimedOut => CallError::TimedOut,
         CallError::Cancelled => CallError::Cancelled,

@@ -92,10 +92,7 @@ where
             Outcome::Result(raw) => {
                 serde_json::from_str(raw.get()).map_err(CallError::InvalidResult)
             }
-            Outcome::Error(error) => Err(match E::from_error_object(&error) {
-                Some(domain) => CallError::Domain(domain),
-                None => CallError::Rpc(error),
-            }),
+            Outcome::Error(error) => Err(CallError::from_answer(error)),
             Outcome::Invalid(error) => Err(CallError::InvalidResponse(error)),
             Outcome::Closed(reason) => Err(CallError::Closed(reason)),
             Outcome::Cancelled => Err(CallError::Cancelled),

@@ -241,6 +241,11 @@ pub struct MethodStats {
     pub ok: u64,
     /// Requests answered with an error.
     pub errors: u64,
+    /// Requests and notifications whose handler was stopped before it
+    /// ended: cancelled by the other side, cut off by the connection
+    /// closing or a timeout layer, or dropped by the server. They are not in
+    /// the histogram (they have no outcome to time).
+    pub cancelled: u64,
     /// Time from the call into the route's services to its outcome, summed.
     pub total_time: Duration,
     /// How many took at most each of [`Metrics::BUCKETS`] seconds
@@ -262,13 +267,19 @@ impl Metrics {
         self.lock().clone()
     }
 
-    /// The figures in Prometheus' text format: `jsonrpc_requests_total`
-    /// by method and outcome, and the `jsonrpc_request_duration_seconds`
-    /// histogram by method.
+    /// The figures in Prometheus' text format, each metric with its
+    /// `# HELP` and `# TYPE` lines: `jsonrpc_requests_total` by method and
+    /// outcome (`ok`, `error`, `cancelled`), and the
+    /// `jsonrpc_request_duration_seconds` histogram by method (requests that
+    /// ended with an answer).
     pub fn render_prometheus(&self) -> String {
         let stats = self.lock();
         let stats = stats.iter().map(|(method, s)| (escape_label(method), s));
         let mut out = String::new();
+        out.push_str(
+            "# HELP jsonrpc_requests_total JSON-RPC requests and notifications handled, \
+             by method and outcome (ok, error, cancelled: stopped before it ended).\n",
+        );
         out.push_str("# TYPE jsonrpc_requests_total counter\n");
         let stats: Vec<_> = stats.collect();
         for (method, s) in &stats {
@@ -282,7 +293,16 @@ impl Metrics {
                 "jsonrpc_requests_total{{method=\"{method}\",outcome=\"error\"}} {}",
                 s.errors
             );
+            let _ = writeln!(
+                out,
+                "jsonrpc_requests_total{{method=\"{method}\",outcome=\"cancelled\"}} {}",
+                s.cancelled
+            );
         }
+        out.push_str(
+            "# HELP jsonrpc_request_duration_seconds Time from a request's call into its \
+             route to its outcome, by method (cancelled requests left out).\n",
+        );
         out.push_str("# TYPE jsonrpc_request_duration_seconds histogram\n");
         for (method, s) in &stats {
             for (bound, count) in Metrics::BUCKETS.iter().zip(s.buckets) {
@@ -311,6 +331,10 @@ impl Metrics {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Arc<str>, MethodStats>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record_cancelled(&self, method: &Arc<str>) {
+        self.lock().entry(method.clone()).or_default().cancelled += 1;
     }
 
     fn record(&self, method: &Arc<str>, ok: bool, took: Duration) {
@@ -382,14 +406,36 @@ where
     }
 
     fn call(&mut self, request: RpcRequest) -> Self::Future {
-        let method = request.method.clone();
-        let metrics = self.metrics.clone();
+        // Made out here and moved in: a future dropped before its first
+        // poll counts as cancelled too.
+        let mut running = Running {
+            method: request.method.clone(),
+            metrics: Some(self.metrics.clone()),
+        };
         let started = Instant::now();
         let fut = self.inner.call(request);
         Box::pin(async move {
             let outcome = fut.await;
-            metrics.record(&method, outcome.is_ok(), started.elapsed());
+            if let Some(metrics) = running.metrics.take() {
+                metrics.record(&running.method, outcome.is_ok(), started.elapsed());
+            }
             outcome
         })
+    }
+}
+
+/// A request the metrics layer has not seen end: dropped as it is, it
+/// counts as cancelled.
+struct Running {
+    method: Arc<str>,
+    /// Taken when the request ends.
+    metrics: Option<Metrics>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(metrics) = self.metrics.take() {
+            metrics.record_cancelled(&self.method);
+        }
     }
 }

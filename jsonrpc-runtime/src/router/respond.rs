@@ -52,7 +52,7 @@ impl Router {
     /// reading it with `options` (a config's are
     /// [`Config::parse_options`](crate::Config::parse_options)).
     pub async fn respond_with(&self, frame: &[u8], options: &ParseOptions) -> Option<Bytes> {
-        self.respond_in(frame, options, None, None).await
+        self.respond_in(frame, options, None, None, 0).await
     }
 
     /// Answers one frame in process as [`respond_with`](Router::respond_with)
@@ -85,30 +85,34 @@ impl Router {
         frame: &[u8],
         options: &ParseOptions,
     ) -> Option<Bytes> {
-        self.respond_in(frame, options, Some(connection), None)
+        self.respond_in(frame, options, Some(connection), None, 0)
             .await
     }
 
     /// The one implementation behind the `respond` methods; `gate` checks
-    /// each message first (the HTTP server builds one per `POST`).
+    /// each message first (the HTTP server builds one per `POST`), and
+    /// `number` is the connection's in the `tracing` events (0 when there
+    /// is none, as for the public `respond` methods).
     pub(crate) async fn respond_in(
         &self,
         frame: &[u8],
         options: &ParseOptions,
         connection: Option<&Arc<ConnectionInfo>>,
         gate: Option<&dyn Gate>,
+        number: u64,
     ) -> Option<Bytes> {
         let dialect = options.dialect;
         let text = match std::str::from_utf8(frame) {
             Ok(text) => text,
             Err(e) => {
                 let error = ErrorObject::parse_error(format!("invalid UTF-8: {e}"));
+                crate::trace::refused(number, &Id::NULL, &error);
                 return Some(message::error_response(dialect, &Id::NULL, &error));
             }
         };
         let mut decoded = None;
         match message::classify_frame_decoding(text, options, self, &mut decoded) {
-            ClassifiedFrame::Single(m) => self.answer(m, options, connection, gate).await,
+            ClassifiedFrame::Single(m) => self.answer(m, options, connection, gate, number).await,
             ClassifiedFrame::Batch(messages) => {
                 let answers = BatchAnswers::new(DEFAULT_OUTBOUND_BUDGET, dialect);
                 for m in messages {
@@ -117,7 +121,7 @@ impl Router {
                         Classified::Refused(refusal) => refusal.id.clone(),
                         _ => Id::NULL,
                     };
-                    if let Some(body) = self.answer(m, options, connection, gate).await {
+                    if let Some(body) = self.answer(m, options, connection, gate, number).await {
                         answers.add(&id, body);
                     }
                     tokio::task::consume_budget().await;
@@ -134,6 +138,7 @@ impl Router {
         options: &ParseOptions,
         connection: Option<&Arc<ConnectionInfo>>,
         gate: Option<&dyn Gate>,
+        number: u64,
     ) -> Option<Bytes> {
         let dialect = options.dialect;
         let (id, method, params, extras) = match message {
@@ -149,6 +154,7 @@ impl Router {
                 extras,
             } => (None, method, params, extras),
             Classified::Refused(refusal) => {
+                crate::trace::refused(number, &refusal.id, &refusal.error);
                 return Some(message::error_response(
                     dialect,
                     &refusal.id,
@@ -156,14 +162,17 @@ impl Router {
                 ));
             }
             Classified::BadResponse { error, .. } => {
+                crate::trace::refused(number, &Id::NULL, &error);
                 return Some(message::error_response(dialect, &Id::NULL, &error));
             }
             // Nothing waits for answers here.
             Classified::Response { .. } | Classified::Ignored { .. } => return None,
         };
         let refuse = |error: ErrorObject| {
-            id.as_ref()
-                .map(|id| message::error_response(dialect, id, &error))
+            id.as_ref().map(|id| {
+                crate::trace::refused(number, id, &error);
+                message::error_response(dialect, id, &error)
+            })
         };
         if let Some(gate) = gate {
             static NOBODY: OnceLock<ConnectionInfo> = OnceLock::new();
@@ -203,10 +212,21 @@ impl Router {
             Ok(fut) => fut,
             Err(error) => return refuse(error),
         };
-        let answer = match catch_panic(fut).await {
+        let trace = id
+            .as_ref()
+            .map(|id| crate::trace::request_span(number, &route.name, id));
+        let run = catch_panic(fut);
+        let ran = match trace.as_ref().and_then(|t| t.span()) {
+            Some(span) => tracing::Instrument::instrument(run, span.clone()).await,
+            None => run.await,
+        };
+        let answer = match ran {
             Ok(answer) => {
                 if let (Some(gate), Some(_)) = (gate, &id) {
                     gate.answered(&method, answer.success);
+                }
+                if let Some(trace) = &trace {
+                    trace.answered(Some(&answer.body), answer.success);
                 }
                 answer.body
             }

@@ -31,9 +31,11 @@ use crate::router::Router;
 use crate::transport::{Acceptor, PeerAddr};
 
 mod answers;
+mod linger;
 mod rpc;
 
 pub(crate) use self::answers::{is_json, not_allowed, read_body, refused, text};
+use self::linger::Linger;
 use self::rpc::{RpcService, RpcSetup};
 
 /// The path JSON-RPC requests are posted to unless
@@ -74,7 +76,7 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// |---|---|
 /// | `POST` to the RPC path (default `/`) with an answer owed | `200`, `Content-Type: application/json`, the response or the batch's array (JSON-RPC errors included: a body that is not JSON is `200` with -32700) |
 /// | `POST` with only notifications (or responses) | `204`, no body |
-/// | a body over [`Config::max_frame_len`] (8 MiB by default), by its `Content-Length` or while a chunked body is read | `413` |
+/// | a body over [`Config::max_frame_len`] (8 MiB by default), by its `Content-Length` or while a chunked body is read | `413`, then the connection closes (HTTP/1.1: after a lingering close, below) |
 /// | a `Content-Type` other than `application/json` (parameters such as `; charset=utf-8` are accepted; a charset other than UTF-8 is not) | `415` |
 /// | another method on the RPC path | `405`, `Allow: POST` |
 /// | a `POST` the config's [`on_connect`](Config::on_connect) hook refused | the [`Refusal`]'s status, headers and reason |
@@ -82,6 +84,20 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// | another method on the health path | `405`, `Allow: GET, HEAD` |
 /// | `GET` or `HEAD` on the metrics path, when [`metrics`](Self::metrics) is set (feature `tower`) | `200`, Prometheus text |
 /// | any other path | `404` |
+///
+/// # Refusals are read, not reset
+///
+/// A refusal (`413`, a hook's `401`, `415`, ...) is sent before the body is
+/// read. Over HTTP/1.1 the connection then closes, lingering: the server
+/// shuts its side (the client reads the whole answer, then the end of the
+/// stream) and reads and drops what the client still sends, at most
+/// 64 MiB and for at most 5 seconds, until the client ends its side; then
+/// it closes the socket. Closing at once with the body unread would make
+/// the kernel reset the connection, and a reset can destroy the answer
+/// before the client reads it: a proxy such as nginx would answer `502`
+/// and count the instance as failed. A client still sending past those
+/// bounds may see a reset, after the answer had its time to arrive.
+/// HTTP/2 refuses the rest of a body by resetting its stream only.
 ///
 /// # No session, no calls back
 ///
@@ -389,6 +405,7 @@ where
         });
         let make = move |addr: &PeerAddr| RpcService {
             router: rpc.routes.make(addr),
+            number: crate::peer::next_connection_number(),
             addr: addr.clone(),
             setup: rpc.clone(),
         };
@@ -446,6 +463,7 @@ where
                 setup: setup.clone(),
                 server: shared.clone(),
                 http2: AtomicBool::new(false),
+                linger: Arc::new(AtomicBool::new(false)),
                 cut_off: CancellationToken::new(),
             });
             shared
@@ -495,6 +513,9 @@ struct HttpConnection<S> {
     server: Arc<ServerShared>,
     /// Set once a request arrived over HTTP/2.
     http2: AtomicBool,
+    /// Set while the last HTTP/1 request's body may be left unread: closing
+    /// then lingers (see `linger`).
+    linger: Arc<AtomicBool>,
     /// Fired when the grace period is over: handlers still running stop.
     cut_off: CancellationToken,
 }
@@ -520,7 +541,8 @@ impl<S: HttpService> HttpConnection<S> {
                 async move { Ok::<_, Infallible>(this.handle(request).await) }
             })
         };
-        let connection = builder.serve_connection(TokioIo::new(io), service);
+        let io = TokioIo::new(Linger::new(io, self.linger.clone()));
+        let connection = builder.serve_connection(io, service);
         tokio::pin!(connection);
         let server = &self.server;
         // One token to watch while serving: `stop` fires for a shutdown and
@@ -570,6 +592,7 @@ impl<S: HttpService> HttpConnection<S> {
     async fn handle(&self, request: Request<Incoming>) -> Response<S::Body> {
         let _in_flight = self.setup.requests.token();
         let version = request.version();
+        let has_body = !request.body().is_end_stream();
         if version == Version::HTTP_2 {
             self.http2.store(true, Ordering::Release);
         }
@@ -592,10 +615,16 @@ impl<S: HttpService> HttpConnection<S> {
         // A body left unread (413) leaves the connection out of step.
         let last =
             self.server.stop.is_cancelled() || response.status() == StatusCode::PAYLOAD_TOO_LARGE;
-        if version < Version::HTTP_2 && last {
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        if version < Version::HTTP_2 {
+            if last {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            // Refusals (413, 401, 415, ...) answer before the body is read:
+            // if the connection closes after one, it lingers.
+            let unread = has_body && response.status().as_u16() >= 400;
+            self.linger.store(unread, Ordering::Release);
         }
         response
     }

@@ -111,6 +111,9 @@ pub struct Transport {
     /// The config's `on_connect` hook has already run (during a WebSocket
     /// handshake): a listener does not run it again.
     pub(crate) vetted: bool,
+    /// Set by a transport whose frames come from several callers: the
+    /// caller of each frame, as it is yielded.
+    pub(crate) callers: Option<crate::connection::CallerSlot>,
 }
 
 impl fmt::Debug for Transport {
@@ -139,6 +142,7 @@ impl Transport {
             outbound: Box::pin(outbound),
             connection: ConnectionInfo::new(),
             vetted: false,
+            callers: None,
         }
     }
 

@@ -83,7 +83,8 @@ pub(crate) fn not_allowed(allow: &'static str) -> Response<Body> {
 }
 
 /// `413`; the rest of the body is not read, so an HTTP/1 connection is
-/// closed after it (see [`HttpConnection::handle`]).
+/// closed after it, lingering (see [`HttpConnection::handle`] and
+/// `linger`).
 fn too_large(limit: usize) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(format!(
         "the body is over the {limit}-byte limit\n"

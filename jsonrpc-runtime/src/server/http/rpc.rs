@@ -20,6 +20,8 @@ pub(super) struct RpcSetup {
 /// Answers JSON-RPC on one connection of an [`HttpListener`].
 pub(super) struct RpcService {
     pub(super) router: Router,
+    /// The connection's number in the `tracing` events.
+    pub(super) number: u64,
     pub(super) addr: PeerAddr,
     pub(super) setup: Arc<RpcSetup>,
 }
@@ -68,6 +70,11 @@ impl RpcService {
             return not_allowed("POST");
         }
         if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+            crate::trace::http_refused(
+                self.number,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "not application/json",
+            );
             return text(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "send JSON-RPC messages as `Content-Type: application/json`\n",
@@ -78,20 +85,32 @@ impl RpcService {
             .with_addr(self.addr.clone())
             .with_request(parts.uri, parts.headers);
         if let Err(refusal) = self.setup.config.vet(&mut caller) {
+            crate::trace::http_refused(self.number, refusal.status(), refusal.reason());
             return refused(&refusal);
         }
         let body = match read_body(body, self.setup.max_body).await {
             Ok(body) => body,
-            Err(refused) => return refused,
+            Err(refused) => {
+                crate::trace::http_refused(self.number, refused.status(), "the body");
+                return refused;
+            }
         };
+        crate::trace::frame_in(self.number, &crate::codec::Frame::Message(body.clone()));
         let caller = Arc::new(caller);
         let gate = self.setup.config.gate.as_ref().map(|make| make());
         let answer = self
             .router
-            .respond_in(&body, &self.setup.parse, Some(&caller), gate.as_deref())
+            .respond_in(
+                &body,
+                &self.setup.parse,
+                Some(&caller),
+                gate.as_deref(),
+                self.number,
+            )
             .await;
         match answer {
             Some(answer) => {
+                crate::trace::frame_out(self.number, &answer);
                 let mut response = Response::new(Full::new(answer));
                 response.headers_mut().insert(
                     header::CONTENT_TYPE,

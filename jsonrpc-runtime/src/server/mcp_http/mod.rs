@@ -81,12 +81,12 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// | `GET` with `Last-Event-ID` | the stream that event was on, resumed after it (see below); `204` when that stream is over and nothing is left to replay |
 /// | `DELETE` | `204`: the session ends (its running handlers are stopped) |
 /// | any request (but `initialize`) with no `Mcp-Session-Id` | `400` |
-/// | an `Mcp-Session-Id` that names no session (ended, expired, or never made) | `404`: the client starts over with `initialize` |
+/// | an `Mcp-Session-Id` that names no session (ended, expired, or never made), or a session of another identity (below) | `404`: the client starts over with `initialize` |
 /// | an `MCP-Protocol-Version` neither in [`protocol_versions`](Self::protocol_versions) nor the session's negotiated one | `400` (none at all: 2025-03-26 is assumed, and accepted) |
 /// | an `Origin` not allowed ([`allowed_origins`](Self::allowed_origins)) | `403` |
 /// | a `POST` that does not accept both `application/json` and `text/event-stream`, a `GET` that does not accept `text/event-stream` (wildcards such as `*/*` count) | `406` |
 /// | `initialize` over [`max_sessions`](Self::max_sessions), or while draining | `503` |
-/// | a body over [`Config::max_frame_len`], another `Content-Type`, another method, another path | `413`, `415`, `405`, `404`, as for [`HttpListener`](super::HttpListener) |
+/// | a body over [`Config::max_frame_len`], another `Content-Type`, another method, another path | `413`, `415`, `405`, `404`, as for [`HttpListener`](super::HttpListener) (a refusal sent before its body was read closes with [a lingering close](super::HttpListener#refusals-are-read-not-reset)) |
 ///
 /// The refusals above (`400`, `403`, `404`, `406`, `409`, `503`) carry a
 /// JSON-RPC error with no id (code -32000) whose message says what to do.
@@ -130,6 +130,19 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// connection stopped.
 ///
 /// # Sessions
+///
+/// A session belongs to whoever opened it. The config's
+/// [`on_connect`](Config::on_connect) hook runs for every request (a bearer
+/// token goes with each), and the [identity](crate::ConnectionInfo::set_identity)
+/// it gives the caller of `initialize` is the session's: a request whose
+/// caller has another identity (another user's valid token), or none, is
+/// answered `404` exactly as for a session that does not exist. Not `403`:
+/// that would tell whoever holds a stolen or guessed id that it names a
+/// live session, and a client that switched users does the right thing on
+/// a `404` (it starts a new session). Handlers read the session's caller
+/// from [`Context::connection`](crate::Context::connection) and the caller
+/// of the `POST` in hand from [`Context::caller`](crate::Context::caller).
+/// Without a hook that sets identities, sessions are bound to nobody.
 ///
 /// A session id is 32 hex digits from the operating system's random source,
 /// after the [`instance_tag`](Self::instance_tag) if one is set. A session

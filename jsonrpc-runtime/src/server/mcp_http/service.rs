@@ -19,12 +19,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::session::{
-    Core, Feed, PostedRequest, Refused, Resumed, SessionInbound, SessionSink, SseBody,
-    INBOUND_QUEUE,
+    Core, Feed, Posted as PostedMessage, PostedRequest, Refused, Resumed, SessionInbound,
+    SessionSink, SseBody, INBOUND_QUEUE,
 };
 use super::{Options, SessionClose};
 use crate::config::Config;
-use crate::connection::ConnectionInfo;
+use crate::connection::{CallerSlot, ConnectionInfo};
 use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{self, Batches, Classified, ClassifiedFrame, Dialect, ParseOptions};
@@ -69,9 +69,12 @@ pub(super) struct Session {
     id: Arc<str>,
     peer: Peer,
     core: Arc<Core>,
-    posted: mpsc::Sender<Bytes>,
+    posted: mpsc::Sender<PostedMessage>,
     /// Fired by `DELETE`.
     deleted: CancellationToken,
+    /// The identity of the caller that sent `initialize`: only callers
+    /// with the same one reach the session.
+    identity: Option<Arc<str>>,
 }
 
 /// Answers the MCP endpoint on one connection.
@@ -104,19 +107,24 @@ impl HttpService for McpService {
             .with_addr(self.addr.clone())
             .with_request(request.uri().clone(), request.headers().clone());
         if let Err(refusal) = manager.config.vet(&mut caller) {
+            crate::trace::http_refused(0, refusal.status(), refusal.reason());
             return refused(&refusal).map(McpBody::from);
         }
         match *request.method() {
-            Method::POST => self.post(request, caller).await,
-            Method::GET => self.get(&request),
-            Method::DELETE => self.delete(&request),
+            Method::POST => self.post(request, Arc::new(caller)).await,
+            Method::GET => self.get(&request, &caller),
+            Method::DELETE => self.delete(&request, &caller),
             _ => not_allowed("GET, POST, DELETE").map(McpBody::from),
         }
     }
 }
 
 impl McpService {
-    async fn post(&self, request: Request<Incoming>, caller: ConnectionInfo) -> Response<McpBody> {
+    async fn post(
+        &self,
+        request: Request<Incoming>,
+        caller: Arc<ConnectionInfo>,
+    ) -> Response<McpBody> {
         let manager = &self.manager;
         let headers = request.headers();
         if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
@@ -132,7 +140,7 @@ impl McpService {
             )
             .map(McpBody::from);
         }
-        let session = match manager.session_of(headers) {
+        let session = match manager.session_of(headers, &caller) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
@@ -150,7 +158,7 @@ impl McpService {
             Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
         };
         match session {
-            Some(session) => session.post(posted, manager).await,
+            Some(session) => session.post(posted, manager, caller).await,
             None => {
                 if !posted.is_initialize() {
                     return refuse(
@@ -159,14 +167,14 @@ impl McpService {
                             .to_owned(),
                     );
                 }
-                let session = match manager.open_session(&self.addr, caller) {
+                let session = match manager.open_session(&self.addr, (*caller).clone()) {
                     Ok(session) => session,
                     Err(refused) => return refused.into_response(),
                 };
                 if let Some(Posting::Request { id, .. }) = posted.messages.first() {
                     session.core.set_initialize(id.clone());
                 }
-                let mut response = session.post(posted, manager).await;
+                let mut response = session.post(posted, manager, caller).await;
                 if let Ok(id) = HeaderValue::from_str(&session.id) {
                     response.headers_mut().insert(MCP_SESSION_ID, id);
                 }
@@ -175,7 +183,7 @@ impl McpService {
         }
     }
 
-    fn get(&self, request: &Request<Incoming>) -> Response<McpBody> {
+    fn get(&self, request: &Request<Incoming>, caller: &ConnectionInfo) -> Response<McpBody> {
         let manager = &self.manager;
         let headers = request.headers();
         if !accepts(headers, "text/event-stream") {
@@ -184,7 +192,7 @@ impl McpService {
                 "a GET opens an SSE stream: it must accept `text/event-stream`".to_owned(),
             );
         }
-        let session = match manager.required_session(headers) {
+        let session = match manager.required_session(headers, caller) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
@@ -221,9 +229,9 @@ impl McpService {
         }
     }
 
-    fn delete(&self, request: &Request<Incoming>) -> Response<McpBody> {
+    fn delete(&self, request: &Request<Incoming>, caller: &ConnectionInfo) -> Response<McpBody> {
         let manager = &self.manager;
-        let session = match manager.required_session(request.headers()) {
+        let session = match manager.required_session(request.headers(), caller) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
@@ -239,22 +247,39 @@ impl Manager {
     }
 
     /// The session a request names: `None` without the header, `404` for
-    /// an id that names no live session.
-    fn session_of(&self, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Refusal> {
+    /// an id that names no live session, or one that belongs to another
+    /// identity than the caller's (see [`ConnectionInfo::set_identity`]).
+    fn session_of(
+        &self,
+        headers: &HeaderMap,
+        caller: &ConnectionInfo,
+    ) -> Result<Option<Arc<Session>>, Refusal> {
         let Some(id) = headers.get(MCP_SESSION_ID) else {
             return Ok(None);
         };
-        id.to_str()
-            .ok()
-            .and_then(|id| self.lock().get(id).cloned())
-            .map(Some)
-            .ok_or_else(Refusal::no_session)
+        let session = id.to_str().ok().and_then(|id| self.lock().get(id).cloned());
+        match session {
+            Some(session) if session.identity.as_deref() == caller.identity() => Ok(Some(session)),
+            Some(session) => {
+                tracing::debug!(
+                    target: "jsonrpc_runtime::protocol",
+                    session = %session.id,
+                    "a request named a session of another identity: answered as an unknown session"
+                );
+                Err(Refusal::no_session())
+            }
+            None => Err(Refusal::no_session()),
+        }
     }
 
     /// The session a `GET` or `DELETE` must name (`400` without one), with
     /// its protocol version checked.
-    fn required_session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
-        let Some(session) = self.session_of(headers)? else {
+    fn required_session(
+        &self,
+        headers: &HeaderMap,
+        caller: &ConnectionInfo,
+    ) -> Result<Arc<Session>, Refusal> {
+        let Some(session) = self.session_of(headers, caller)? else {
             return Err(Refusal(
                 StatusCode::BAD_REQUEST,
                 "no `Mcp-Session-Id`: start a session by posting `initialize`".to_owned(),
@@ -331,6 +356,7 @@ impl Manager {
     /// whose inbound side is what the client posts and whose outbound side
     /// routes each message to a stream.
     fn spawn_session(&self, id: Arc<str>, addr: &PeerAddr, caller: ConnectionInfo) -> Session {
+        let identity = caller.shared_identity();
         let (posted_tx, posted) = mpsc::channel(INBOUND_QUEUE);
         let (injected_tx, injected) = mpsc::unbounded_channel();
         let core = Arc::new(Core::new(
@@ -340,11 +366,17 @@ impl Manager {
             self.config.parse_options().dialect,
             self.config.progress.clone(),
         ));
-        let transport = Transport::new(
-            SessionInbound { posted, injected },
+        let callers = CallerSlot::default();
+        let mut transport = Transport::new(
+            SessionInbound {
+                posted,
+                injected,
+                callers: callers.clone(),
+            },
             SessionSink(core.clone()),
         )
         .with_connection(caller);
+        transport.callers = Some(callers);
         let peer = Peer::builder()
             .config(self.config.clone())
             .router(self.routes.make(addr))
@@ -355,6 +387,7 @@ impl Manager {
             core,
             posted: posted_tx,
             deleted: CancellationToken::new(),
+            identity,
         }
     }
 
@@ -443,7 +476,12 @@ async fn sleep_until(at: Option<Instant>) {
 impl Session {
     /// Hands a POST's messages to the peer and answers: `202` when nothing
     /// is owed, else a stream (or one JSON body) with the answers.
-    async fn post(self: &Arc<Self>, posted: Posted, manager: &Manager) -> Response<McpBody> {
+    async fn post(
+        self: &Arc<Self>,
+        posted: Posted,
+        manager: &Manager,
+        caller: Arc<ConnectionInfo>,
+    ) -> Response<McpBody> {
         let _busy = self.core.busy();
         let batch = posted.batch;
         let mut requests = Vec::new();
@@ -478,7 +516,7 @@ impl Session {
         }
         if requests.is_empty() {
             for (message, _) in feed {
-                if self.posted.send(message).await.is_err() {
+                if self.posted.send((message, caller.clone())).await.is_err() {
                     return session_not_found();
                 }
             }
@@ -497,7 +535,7 @@ impl Session {
         feed.retain(|(_, id)| id.is_none() || accepted.next().unwrap_or(false));
         match answers {
             Some(answers) => {
-                let mut feed = Feed::new(self.core.clone(), feed, self.posted.clone());
+                let mut feed = Feed::new(self.core.clone(), feed, self.posted.clone(), caller);
                 std::future::poll_fn(|cx| feed.poll(cx)).await;
                 match answers.await {
                     Ok(answers) if !answers.is_empty() => {
@@ -513,16 +551,16 @@ impl Session {
                 // is handed over by the stream's body, so a full queue
                 // never holds the answers back from the client.
                 while let Some((message, id)) = feed.pop_front() {
-                    match self.posted.try_send(message) {
+                    match self.posted.try_send((message, caller.clone())) {
                         Ok(()) => {}
-                        Err(mpsc::error::TrySendError::Full(message))
-                        | Err(mpsc::error::TrySendError::Closed(message)) => {
+                        Err(mpsc::error::TrySendError::Full((message, _)))
+                        | Err(mpsc::error::TrySendError::Closed((message, _))) => {
                             feed.push_front((message, id));
                             break;
                         }
                     }
                 }
-                let feed = Feed::new(self.core.clone(), feed, self.posted.clone());
+                let feed = Feed::new(self.core.clone(), feed, self.posted.clone(), caller);
                 sse(self.core.post_body(sid, feed, manager.options.keep_alive))
             }
         }

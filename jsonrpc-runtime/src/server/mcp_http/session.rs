@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future as _;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -28,6 +28,7 @@ use tokio_util::sync::PollSender;
 
 use super::Options;
 use crate::codec::Frame as InboundFrame;
+use crate::connection::{CallerSlot, ConnectionInfo};
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, Dialect};
@@ -38,7 +39,7 @@ use crate::transport::TransportError;
 mod body;
 mod route;
 
-pub(super) use self::body::{Busy, Feed, SessionInbound, SessionSink, SseBody};
+pub(super) use self::body::{Busy, Feed, Posted, SessionInbound, SessionSink, SseBody};
 
 /// Undelivered bytes on a session's live streams past which its peer's
 /// writes wait: a client that stops reading stalls its session, it never

@@ -25,17 +25,24 @@ impl Drop for Busy {
 pub(in crate::server::mcp_http) struct Feed {
     core: Arc<Core>,
     messages: VecDeque<(Bytes, Option<Id>)>,
-    sender: Option<PollSender<Bytes>>,
+    sender: Option<PollSender<Posted>>,
+    /// Who posted them.
+    caller: Arc<ConnectionInfo>,
 }
+
+/// A posted message and the caller of the `POST` that carried it.
+pub(in crate::server::mcp_http) type Posted = (Bytes, Arc<ConnectionInfo>);
 
 impl Feed {
     pub(in crate::server::mcp_http) fn new(
         core: Arc<Core>,
         messages: VecDeque<(Bytes, Option<Id>)>,
-        sender: mpsc::Sender<Bytes>,
+        sender: mpsc::Sender<Posted>,
+        caller: Arc<ConnectionInfo>,
     ) -> Self {
         Feed {
             core,
+            caller,
             sender: (!messages.is_empty()).then(|| PollSender::new(sender)),
             messages,
         }
@@ -51,7 +58,7 @@ impl Feed {
             match sender.poll_reserve(cx) {
                 Poll::Ready(Ok(())) => {
                     if let Some((message, _)) = self.messages.pop_front() {
-                        let _ = sender.send_item(message);
+                        let _ = sender.send_item((message, self.caller.clone()));
                     }
                 }
                 Poll::Ready(Err(_)) => {
@@ -270,8 +277,10 @@ impl Drop for SessionSink {
 /// What the session's peer reads: the client's POSTed messages, and the
 /// answers made up on this side.
 pub(in crate::server::mcp_http) struct SessionInbound {
-    pub(in crate::server::mcp_http) posted: mpsc::Receiver<Bytes>,
+    pub(in crate::server::mcp_http) posted: mpsc::Receiver<Posted>,
     pub(in crate::server::mcp_http) injected: mpsc::UnboundedReceiver<Bytes>,
+    /// Where each posted message's caller is left for the peer.
+    pub(in crate::server::mcp_http) callers: CallerSlot,
 }
 
 impl futures_core::Stream for SessionInbound {
@@ -279,10 +288,13 @@ impl futures_core::Stream for SessionInbound {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if let Poll::Ready(Some(message)) = self.injected.poll_recv(cx) {
+            *self.callers.lock().unwrap_or_else(|p| p.into_inner()) = None;
             return Poll::Ready(Some(Ok(InboundFrame::Message(message))));
         }
-        self.posted
-            .poll_recv(cx)
-            .map(|message| message.map(|m| Ok(InboundFrame::Message(m))))
+        let posted = ready!(self.posted.poll_recv(cx));
+        Poll::Ready(posted.map(|(message, caller)| {
+            *self.callers.lock().unwrap_or_else(|p| p.into_inner()) = Some(caller);
+            Ok(InboundFrame::Message(message))
+        }))
     }
 }
