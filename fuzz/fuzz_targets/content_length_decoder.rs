@@ -47,7 +47,8 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .map(|body| {
             if body.len() > max {
-                Frame::Refused(FrameRefusal::TooLong { limit: max })
+                let head = Bytes::copy_from_slice(&body[..body.len().min(256)]);
+                Frame::Refused(FrameRefusal::TooLong { limit: max, head })
             } else {
                 Frame::Message(Bytes::copy_from_slice(body))
             }

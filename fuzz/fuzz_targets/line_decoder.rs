@@ -37,10 +37,13 @@ fn model(stream: &[u8], max: usize, skip_blank: bool) -> Vec<Frame> {
     // The part after the last `\n`: an unterminated last line.
     let last = parts.pop().unwrap_or_default();
     let blank = |line: &[u8]| skip_blank && line.iter().all(u8::is_ascii_whitespace);
-    let mut push = |line: &[u8], terminated: bool| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut push = |raw: &[u8], terminated: bool| {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line.len() > max {
-            frames.push(Frame::Refused(FrameRefusal::TooLong { limit: max }));
+            // Its head: the first bytes, as many as the cap plus one, at
+            // most 256.
+            let head = Bytes::copy_from_slice(&raw[..(max + 1).min(256)]);
+            frames.push(Frame::Refused(FrameRefusal::TooLong { limit: max, head }));
         } else if (!terminated && line.is_empty()) || blank(line) {
         } else {
             frames.push(Frame::Message(Bytes::copy_from_slice(line)));

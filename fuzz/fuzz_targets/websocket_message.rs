@@ -302,7 +302,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(body.len() <= max, "a message over the cap came out");
             }
             Ok(Frame::Refused(FrameRefusal::Binary)) => {}
-            Ok(Frame::Refused(FrameRefusal::TooLong { limit })) => {
+            Ok(Frame::Refused(FrameRefusal::TooLong { limit, .. })) => {
                 assert_eq!(*limit, max);
                 let next = items.get(i + 1).expect("an error after a refusal");
                 let error = next.as_ref().expect_err("an error after a refusal");

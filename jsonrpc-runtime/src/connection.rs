@@ -233,6 +233,7 @@ impl ConnectionInfo {
     }
 
     /// The identity, shared.
+    #[cfg(feature = "mcp-http")]
     pub(crate) fn shared_identity(&self) -> Option<Arc<str>> {
         self.identity.clone()
     }

@@ -14,8 +14,11 @@ fn msg(body: &[u8]) -> Frame {
     Frame::Message(Bytes::copy_from_slice(body))
 }
 
-fn too_long(limit: usize) -> Frame {
-    Frame::Refused(FrameRefusal::TooLong { limit })
+/// The refusal of `body`, over a cap of `limit`: its head is its first
+/// 256 bytes.
+fn too_long(limit: usize, body: &[u8]) -> Frame {
+    let head = Bytes::copy_from_slice(&body[..body.len().min(256)]);
+    Frame::Refused(FrameRefusal::TooLong { limit, head })
 }
 
 fn charset(name: &str) -> Frame {
@@ -279,26 +282,49 @@ fn declared_length_over_the_cap_is_refused_and_the_next_message_served() {
     let frames = decode_ok(ContentLengthCodec::with_max_frame_len(32), &input);
     assert_eq!(
         frames,
-        vec![msg(b"{\"id\":1}"), too_long(32), msg(b"{\"id\":2}")]
+        vec![
+            msg(b"{\"id\":1}"),
+            too_long(32, &[b'x'; 33]),
+            msg(b"{\"id\":2}")
+        ]
     );
 }
 
 #[test]
-fn over_cap_length_is_refused_before_the_body_arrives() {
+fn over_cap_length_is_refused_once_its_head_is_in_before_the_rest() {
     let mut codec = ContentLengthCodec::with_max_frame_len(32);
     let mut buf = BytesMut::from(&b"Content-Length: 1000\r\n\r\n"[..]);
-    assert_eq!(codec.decode(&mut buf).unwrap(), Some(too_long(32)));
-    // The body has not come: nothing more yet, and no error.
+    // Nothing is refused before the body's first bytes are in.
     assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    let start = br#"{"jsonrpc":"2.0","id":7,"method":"m","params":["#;
+    let mut body = start.to_vec();
+    body.resize(300, b'1');
+    buf.extend_from_slice(&body);
+    assert_eq!(codec.decode(&mut buf).unwrap(), Some(too_long(32, &body)));
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    assert!(buf.is_empty(), "the rest is dropped as it arrives");
+}
+
+#[test]
+fn over_cap_body_cut_short_before_its_head_is_refused_with_what_came() {
+    let (frames, error) = decode_one_shot(
+        ContentLengthCodec::with_max_frame_len(32),
+        b"Content-Length: 1000\r\n\r\n[1,2,3",
+    );
+    assert_eq!(frames, vec![too_long(32, b"[1,2,3")]);
+    assert!(error.is_none(), "{error:?}");
 }
 
 #[test]
 fn huge_declared_length_reserves_no_memory_and_drops_what_arrives() {
     let mut codec = ContentLengthCodec::new();
     let mut buf = BytesMut::from(&b"Content-Length: 18446744073709551615\r\n\r\n{}"[..]);
+    assert_eq!(codec.decode(&mut buf).unwrap(), None);
+    buf.extend_from_slice(&[b'x'; 254]);
+    let head = [&b"{}"[..], &[b'x'; 254]].concat();
     assert_eq!(
         codec.decode(&mut buf).unwrap(),
-        Some(too_long(DEFAULT_MAX_FRAME_LEN))
+        Some(too_long(DEFAULT_MAX_FRAME_LEN, &head))
     );
     for _ in 0..100 {
         buf.extend_from_slice(&[b'x'; 512]);
@@ -320,7 +346,7 @@ fn over_cap_body_in_chunks_is_dropped_as_it_arrives_and_the_next_served() {
             });
         assert_eq!(
             frames,
-            vec![too_long(cap), msg(b"{\"id\":3}")],
+            vec![too_long(cap, &[b'x'; 256]), msg(b"{\"id\":3}")],
             "chunk {chunk}"
         );
         assert_eq!(error, None, "chunk {chunk}");
@@ -332,7 +358,7 @@ fn over_cap_body_cut_short_at_eof_ends_quietly() {
     let mut input = b"Content-Length: 100\r\n\r\n".to_vec();
     input.extend_from_slice(&[b'x'; 40]);
     let (frames, error) = decode_one_shot(ContentLengthCodec::with_max_frame_len(32), &input);
-    assert_eq!(frames, vec![too_long(32)]);
+    assert_eq!(frames, vec![too_long(32, &[b'x'; 40])]);
     assert!(error.is_none(), "{error:?}");
 }
 
@@ -558,7 +584,10 @@ async fn framed_read_refuses_an_over_cap_body_and_keeps_serving() {
     });
 
     assert_eq!(frames.next().await.unwrap().unwrap(), msg(b"{}"));
-    assert_eq!(frames.next().await.unwrap().unwrap(), too_long(100));
+    assert_eq!(
+        frames.next().await.unwrap().unwrap(),
+        too_long(100, &[b'x'; 256])
+    );
     assert_eq!(frames.next().await.unwrap().unwrap(), msg(b"[]"));
     assert!(frames.next().await.is_none());
     sender.await.unwrap().unwrap();

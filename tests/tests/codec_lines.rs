@@ -10,8 +10,11 @@ fn msg(body: &[u8]) -> Frame {
     Frame::Message(Bytes::copy_from_slice(body))
 }
 
-fn too_long(limit: usize) -> Frame {
-    Frame::Refused(FrameRefusal::TooLong { limit })
+/// The refusal of `line`, over a cap of `limit`: its head is its first
+/// bytes, as many as the cap allows plus one, at most 256.
+fn too_long(limit: usize, line: &[u8]) -> Frame {
+    let head = Bytes::copy_from_slice(&line[..line.len().min(limit + 1).min(256)]);
+    Frame::Refused(FrameRefusal::TooLong { limit, head })
 }
 
 /// Decodes everything in `input`, delivered at once, then ends the stream.
@@ -71,8 +74,8 @@ fn mixed_frames() -> Vec<Frame> {
         msg(b""),
         msg(b"a\rb"),
         msg(&[b'x'; 16]),
-        too_long(16),
-        too_long(16),
+        too_long(16, &[b'y'; 17]),
+        too_long(16, &[b'z'; 100]),
         msg(b"{}"),
         msg(b"last"),
     ]
@@ -184,21 +187,24 @@ fn line_of_exactly_the_cap_is_accepted_at_eof() {
 fn oversized_line_is_refused_and_next_line_served() {
     let input = [&[b'x'; 33][..], b"\n{\"id\":2}\n"].concat();
     let frames = decode_one_shot(LineCodec::with_max_frame_len(32), &input);
-    assert_eq!(frames, vec![too_long(32), msg(b"{\"id\":2}")]);
+    assert_eq!(frames, vec![too_long(32, &[b'x'; 33]), msg(b"{\"id\":2}")]);
 }
 
 #[test]
 fn oversized_crlf_line_is_refused_and_next_line_served() {
     let input = [&[b'x'; 33][..], b"\r\n[]\r\n"].concat();
     let frames = decode_one_shot(LineCodec::with_max_frame_len(32), &input);
-    assert_eq!(frames, vec![too_long(32), msg(b"[]")]);
+    assert_eq!(frames, vec![too_long(32, &[b'x'; 33]), msg(b"[]")]);
 }
 
 #[test]
 fn oversized_line_is_refused_before_its_newline_arrives() {
     let mut codec = LineCodec::with_max_frame_len(8);
     let mut buf = BytesMut::from(&b"123456789"[..]);
-    assert_eq!(codec.decode(&mut buf).unwrap(), Some(too_long(8)));
+    assert_eq!(
+        codec.decode(&mut buf).unwrap(),
+        Some(too_long(8, b"123456789"))
+    );
     assert_eq!(codec.decode(&mut buf).unwrap(), None);
     buf.extend_from_slice(b"still the same line\n{}\n");
     assert_eq!(codec.decode(&mut buf).unwrap(), Some(msg(b"{}")));
@@ -210,7 +216,10 @@ fn cap_plus_cr_waits_for_the_next_byte() {
     let mut buf = BytesMut::from(&b"abcd\r"[..]);
     assert_eq!(codec.decode(&mut buf).unwrap(), None);
     buf.extend_from_slice(b"e\n");
-    assert_eq!(codec.decode(&mut buf).unwrap(), Some(too_long(4)));
+    assert_eq!(
+        codec.decode(&mut buf).unwrap(),
+        Some(too_long(4, b"abcd\re"))
+    );
     buf.extend_from_slice(b"abcd\r");
     assert_eq!(codec.decode(&mut buf).unwrap(), None);
     buf.extend_from_slice(b"\n");
@@ -227,7 +236,7 @@ fn oversized_line_in_small_chunks_is_refused_once_and_next_line_served() {
             decode_chunked(LineCodec::with_max_frame_len(cap), &input, || chunk);
         assert_eq!(
             frames,
-            vec![too_long(cap), msg(b"{\"id\":3}")],
+            vec![too_long(cap, &[b'x'; 1024]), msg(b"{\"id\":3}")],
             "chunk {chunk}"
         );
         assert!(
@@ -246,7 +255,7 @@ fn discarding_keeps_the_buffer_bounded_by_the_cap() {
     for _ in 0..10_000 {
         buf.extend_from_slice(b"0123456789");
         while let Some(frame) = codec.decode(&mut buf).unwrap() {
-            assert_eq!(frame, too_long(cap));
+            assert_eq!(frame, too_long(cap, &b"0123456789".repeat(7)));
             refusals += 1;
         }
         assert!(
@@ -263,7 +272,10 @@ fn discarding_keeps_the_buffer_bounded_by_the_cap() {
 #[test]
 fn zero_cap_accepts_only_empty_lines() {
     let frames = decode_one_shot(LineCodec::with_max_frame_len(0), b"\n\r\nx\n\n");
-    assert_eq!(frames, vec![msg(b""), msg(b""), too_long(0), msg(b"")]);
+    assert_eq!(
+        frames,
+        vec![msg(b""), msg(b""), too_long(0, b"x"), msg(b"")]
+    );
 }
 
 #[test]
@@ -284,7 +296,7 @@ fn eof_after_a_trailing_newline_yields_nothing_more() {
 #[test]
 fn eof_inside_an_oversized_line_drops_it_after_one_refusal() {
     let frames = decode_one_shot(LineCodec::with_max_frame_len(4), b"{}\n0123456789");
-    assert_eq!(frames, vec![msg(b"{}"), too_long(4)]);
+    assert_eq!(frames, vec![msg(b"{}"), too_long(4, b"0123456789")]);
 }
 
 #[test]
@@ -375,7 +387,7 @@ async fn framed_read_keeps_serving_after_a_refused_line() {
         received,
         vec![
             msg(b"{\"id\":1}"),
-            too_long(100),
+            too_long(100, &[b'x'; 101]),
             msg(b"{\"id\":2}"),
             msg(b"{\"id\":3}"),
         ]

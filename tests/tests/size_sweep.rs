@@ -921,3 +921,68 @@ fn the_sizes_land_each_frame_on_each_threshold() {
         }
     });
 }
+
+/// A frame one byte over the cap is refused, not lost, and the caller
+/// learns of it at once: a request over the server's cap is answered
+/// -32600 with its own id (read off its first bytes), an answer over the
+/// client's cap fails the call it was for; the connection goes on.
+#[test]
+fn one_byte_over_the_cap_fails_the_call_at_once_and_the_connection_goes_on() {
+    run(async {
+        let scale = scale();
+        for kind in [
+            Kind::PipeLines,
+            Kind::PipeContentLength,
+            Kind::Tcp,
+            Kind::ChildContentLength,
+        ] {
+            let site = Site::start(kind, scale).await;
+            let mut client = site.client().await;
+            let over = |direction| async move {
+                Ask {
+                    len: scale.max_frame_len + 1 - overhead(direction).await,
+                    flavor: Flavor::Escapes,
+                    seed: 0,
+                }
+            };
+            // Well before the call's own timeout (60 s).
+            let quickly = Duration::from_secs(30);
+
+            let ask = over(Direction::Params).await;
+            let params = raw(&ask.value());
+            let got: Result<Digest, CallError> =
+                tokio::time::timeout(quickly, client.peer.call(method::PARAMS, params))
+                    .await
+                    .unwrap_or_else(|_| panic!("{kind:?}: an over-cap request was not answered"));
+            match got {
+                Err(CallError::Rpc(error)) => assert_eq!(error.code.0, -32600, "{kind:?}"),
+                other => panic!("{kind:?}: an over-cap request got {other:?}"),
+            }
+
+            let ask = over(Direction::Result).await;
+            let got: Result<Box<RawValue>, CallError> =
+                tokio::time::timeout(quickly, client.peer.call(method::RESULT, ask))
+                    .await
+                    .unwrap_or_else(|_| {
+                        panic!("{kind:?}: an over-cap answer left the call waiting")
+                    });
+            match got {
+                Err(CallError::InvalidResponse(error)) => {
+                    assert!(error.message.contains("frame limit"), "{kind:?}: {error:?}")
+                }
+                other => panic!("{kind:?}: an over-cap answer gave {other:?}"),
+            }
+
+            for direction in [Direction::Params, Direction::Result] {
+                let ask = Ask {
+                    len: 1000,
+                    flavor: Flavor::NonAscii,
+                    seed: 0,
+                };
+                client.exchange(direction, ask).await;
+            }
+            client.peer.close(Duration::from_secs(5)).await;
+            site.shutdown().await;
+        }
+    });
+}

@@ -247,7 +247,8 @@ async fn nine_mib_line_is_refused_and_drained_and_the_next_line_is_served() {
     assert_eq!(
         first,
         Frame::Refused(FrameRefusal::TooLong {
-            limit: DEFAULT_MAX_FRAME_LEN
+            limit: DEFAULT_MAX_FRAME_LEN,
+            head: vec![b'a'; 256].into(),
         })
     );
     let Message::Notification(after) = next_message(&mut child).await else {

@@ -7,6 +7,7 @@ use memchr::memchr;
 use tokio_util::codec::{Decoder, Encoder};
 
 use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
+use crate::message::head::HEAD_LEN;
 
 /// The largest header block accepted, in bytes, up to and including the
 /// empty line that ends it. Real header blocks are well under 100 bytes; a
@@ -105,6 +106,9 @@ enum State {
     Head { scanned: usize },
     /// Waiting for a body of `len` bytes (within the cap).
     Body { len: usize },
+    /// A body over the cap, refused once its first bytes (its head) are in;
+    /// `len` is its declared length.
+    Refuse { len: usize },
     /// Dropping `remaining` more bytes of a refused body (over the cap, or
     /// in another charset), as they arrive.
     Discard { remaining: usize },
@@ -249,6 +253,12 @@ impl Decoder for ContentLengthCodec {
         if let Some(frame) = self.decode(src)? {
             return Ok(Some(frame));
         }
+        if let State::Refuse { len } = self.state {
+            // A body over the cap cut short before its head was in: it is
+            // refused all the same, with what came of it.
+            let came = src.len();
+            return Ok(Some(self.refuse(src, len, came)));
+        }
         let state = self.state;
         self.state = State::Head { scanned: 0 };
         let received = src.len();
@@ -264,6 +274,7 @@ impl Decoder for ContentLengthCodec {
                 "the stream ended {} bytes short of a {len}-byte message body",
                 len.saturating_sub(received)
             ))),
+            State::Refuse { .. } => unreachable!("refused above"),
             // A refused message cut short: nothing more to report.
             State::Discard { .. } => Ok(None),
         }
@@ -281,16 +292,13 @@ impl ContentLengthCodec {
                         return Ok(None);
                     };
                     // Checked before anything is reserved for the body: it is
-                    // refused (answered), and its bytes are dropped as they
-                    // arrive, so the stream stays aligned on the next message
-                    // and holds no more than one read of it at a time.
+                    // refused (answered) once its head is in, and its bytes
+                    // are dropped as they arrive, so the stream stays aligned
+                    // on the next message and holds no more than one read of
+                    // it at a time.
                     if head.len > self.max_frame_len {
-                        self.state = State::Discard {
-                            remaining: head.len,
-                        };
-                        return Ok(Some(Frame::Refused(FrameRefusal::TooLong {
-                            limit: self.max_frame_len,
-                        })));
+                        self.state = State::Refuse { len: head.len };
+                        continue;
                     }
                     // Dropped the same way, and the stream stays aligned.
                     if let Some(charset) = head.unsupported_charset {
@@ -313,6 +321,13 @@ impl ContentLengthCodec {
                     let frame = self.large.split(src, len, len);
                     return Ok(Some(Frame::Message(frame)));
                 }
+                State::Refuse { len } => {
+                    let head = cmp::min(HEAD_LEN, len);
+                    if src.len() < head {
+                        return Ok(None);
+                    }
+                    return Ok(Some(self.refuse(src, len, head)));
+                }
                 State::Discard { remaining } => {
                     let n = cmp::min(remaining, src.len());
                     src.advance(n);
@@ -325,6 +340,21 @@ impl ContentLengthCodec {
                 }
             }
         }
+    }
+}
+
+impl ContentLengthCodec {
+    /// Refuses the body of `len` bytes whose first `head` bytes are in
+    /// `src`, and goes on to drop the rest of it.
+    fn refuse(&mut self, src: &mut BytesMut, len: usize, head: usize) -> Frame {
+        let head = src.split_to(head).freeze();
+        self.state = State::Discard {
+            remaining: len - head.len(),
+        };
+        Frame::Refused(FrameRefusal::TooLong {
+            limit: self.max_frame_len,
+            head,
+        })
     }
 }
 

@@ -7,6 +7,7 @@ use memchr::memchr;
 use tokio_util::codec::{Decoder, Encoder};
 
 use super::{Frame, FrameRefusal, FramingError, DEFAULT_MAX_FRAME_LEN};
+use crate::message::head::HEAD_LEN;
 
 /// A framer for newline-delimited messages: one message per line.
 ///
@@ -183,9 +184,14 @@ impl LineCodec {
         }
     }
 
-    fn refusal(&self) -> Frame {
+    /// The refusal of the over-long line at the start of `src`, which holds
+    /// more than `max_frame_len` of its bytes: its head is the same however
+    /// the line arrived.
+    fn refusal(&self, src: &[u8]) -> Frame {
+        let head = cmp::min(HEAD_LEN, self.max_frame_len + 1);
         Frame::Refused(FrameRefusal::TooLong {
             limit: self.max_frame_len,
+            head: Bytes::copy_from_slice(&src[..head]),
         })
     }
 }
@@ -301,8 +307,9 @@ impl LineCodec {
                     self.next_index = 0;
                     let len = len_without_cr(&src[..newline]);
                     if len > self.max_frame_len {
+                        let refusal = self.refusal(src);
                         src.advance(newline + 1);
-                        return Some(self.refusal());
+                        return Some(refusal);
                     }
                     if self.skip_blank && src[..len].iter().all(u8::is_ascii_whitespace) {
                         src.advance(newline + 1);
@@ -314,10 +321,11 @@ impl LineCodec {
                 None if self.exceeds_cap(&src[..read_to]) => {
                     // Report at once, then drop what was scanned and the rest
                     // of the line on the next calls.
+                    let refusal = self.refusal(src);
                     src.advance(read_to);
                     self.next_index = 0;
                     self.discarding = true;
-                    return Some(self.refusal());
+                    return Some(refusal);
                 }
                 None => {
                     self.next_index = read_to;

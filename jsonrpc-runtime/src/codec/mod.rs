@@ -310,6 +310,12 @@ pub enum FrameRefusal {
     TooLong {
         /// The cap in force, in bytes.
         limit: usize,
+        /// The message's first bytes (up to 256, and never more than the
+        /// cap allows): the peer reads the id there, to answer a request
+        /// with its own id and to fail this side's call that an answer was
+        /// for, instead of leaving the caller waiting. Empty where the
+        /// transport gives none (WebSocket).
+        head: Bytes,
     },
     /// The message declared a charset other than UTF-8; its bytes were skipped.
     #[error("unsupported charset `{0}`, only utf-8 is accepted")]

@@ -12,10 +12,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::job::{notification_worker, send_answer, Connection, NotificationJob};
-use crate::codec::Frame;
+use crate::codec::{Frame, FrameRefusal};
 use crate::context::{CancelToken, Context, ProgressSink};
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
+use crate::message::head::Head;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras, RawJson};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{overloaded, Decision, GateInput, SharedPermit};
@@ -86,9 +87,7 @@ impl Reader {
         }
         let bytes = match frame {
             Frame::Message(bytes) => bytes,
-            Frame::Refused(why) => {
-                return self.refuse(None, &Id::NULL, &ErrorObject::invalid_request(why));
-            }
+            Frame::Refused(why) => return self.on_refused(why),
         };
         let text = match std::str::from_utf8(&bytes) {
             Ok(text) => text,
@@ -159,6 +158,29 @@ impl Reader {
                 }
             }
             Classified::Refused(refusal) => self.refuse(batch, &refusal.id, &refusal.error),
+        }
+    }
+
+    /// A frame the framer refused. One over the cap is told by its head: a
+    /// request is answered with its own id (so its caller learns at once);
+    /// an answer fails the call it was for (answers are never answered);
+    /// anything else is answered with id `null`.
+    fn on_refused(&self, why: FrameRefusal) {
+        let head = match &why {
+            FrameRefusal::TooLong { head, .. } => message::head::peek(head),
+            _ => None,
+        };
+        match head {
+            Some(Head::Request(id)) => self.refuse(None, &id, &ErrorObject::invalid_request(why)),
+            Some(Head::Answer(id)) => {
+                let error = ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("the answer could not be read: {why} of this side"),
+                );
+                tracing::warn!(%id, %error, "an answer to a call was refused");
+                self.complete(&id, Outcome::Invalid(error));
+            }
+            None => self.refuse(None, &Id::NULL, &ErrorObject::invalid_request(why)),
         }
     }
 

@@ -45,6 +45,7 @@ use crate::id::Id;
 
 mod classify;
 pub(crate) mod encode;
+pub(crate) mod head;
 mod raw;
 pub(crate) mod scan;
 mod strict;

@@ -128,7 +128,14 @@ fn read_failure<S>(conn: &mut Conn<S>, e: WsError) -> (Option<FrameRefusal>, Tra
                     max_size,
                 })),
             );
-            (Some(FrameRefusal::TooLong { limit: max_size }), error)
+            let head = bytes::Bytes::new();
+            (
+                Some(FrameRefusal::TooLong {
+                    limit: max_size,
+                    head,
+                }),
+                error,
+            )
         }
         WsError::Utf8(detail) => {
             conn.close_with = Some(close(
