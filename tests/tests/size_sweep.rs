@@ -788,6 +788,14 @@ async fn sweep_transport(kind: Kind, everything: bool) {
 }
 
 fn run(test: impl Future<Output = ()>) {
+    // `RUST_LOG=jsonrpc_runtime=debug` shows what the runtime did about a
+    // message that did not arrive.
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -129,6 +129,9 @@ struct Stream {
     /// The last sequence number evicted from `events`.
     evicted: u64,
     live: Option<Live>,
+    /// A connection had the stream once: without one now, its client is
+    /// gone (and may resume), not yet there.
+    attached: bool,
     /// Answers still owed on a POST stream.
     owed: usize,
     /// No more events will come.
@@ -166,6 +169,7 @@ impl Stream {
             delivered: 0,
             evicted: 0,
             live: None,
+            attached: false,
             owed: 0,
             complete: false,
         }

@@ -55,8 +55,10 @@ impl Core {
     }
 
     /// A message that belongs to no request of the client: the standalone
-    /// stream if it is open, else the newest open POST stream, else it
-    /// waits (bounded) for a stream to open.
+    /// stream if it is open, else the newest open POST stream (one whose
+    /// body hyper has yet to poll included), else it waits (bounded) for a
+    /// stream to open. One message waits whatever its size (it is within
+    /// the frame cap); more wait within [`MAX_PARKED_BYTES`].
     pub(super) fn elsewhere(&self, state: &mut State, message: Bytes, request: Option<Id>) {
         let standalone = state
             .standalone
@@ -66,14 +68,17 @@ impl Core {
                 .streams
                 .iter()
                 .rev()
-                .find(|(_, s)| matches!(s.kind, Kind::Post) && !s.complete && s.live.is_some())
+                .find(|(_, s)| {
+                    matches!(s.kind, Kind::Post) && !s.complete && (s.live.is_some() || !s.attached)
+                })
                 .map(|(sid, _)| *sid)
         };
         if let Some(sid) = standalone.or_else(post) {
             return self.push(state, sid, message, request);
         }
-        if state.parked.len() >= MAX_PARKED || state.parked_bytes + message.len() > MAX_PARKED_BYTES
-        {
+        let full = state.parked.len() >= MAX_PARKED
+            || (!state.parked.is_empty() && state.parked_bytes + message.len() > MAX_PARKED_BYTES);
+        if full {
             return self.lost(
                 message.len(),
                 request,
@@ -140,7 +145,10 @@ impl Core {
     }
 
     /// Drops the oldest events while the session keeps more than its replay
-    /// budget: delivered ones, or those of streams with no connection.
+    /// budget: delivered ones, or those of streams whose connection is gone.
+    /// A POST stream whose body has not been polled yet has lost nothing:
+    /// its events wait for it (an answer over the replay budget, written
+    /// before hyper first polled the body, was dropped).
     pub(super) fn evict(&self, state: &mut State) {
         while state.retained > self.options.replay_buffer {
             let victim = state
@@ -149,7 +157,8 @@ impl Core {
                 .filter(|(_, s)| !matches!(s.kind, Kind::Json(_)))
                 .filter_map(|(sid, s)| {
                     let front = s.events.front()?;
-                    (front.seq <= s.delivered || s.live.is_none()).then_some((front.seq, *sid))
+                    let gone = s.live.is_none() && s.attached;
+                    (front.seq <= s.delivered || gone).then_some((front.seq, *sid))
                 })
                 .min();
             let Some((_, sid)) = victim else { break };
@@ -217,6 +226,7 @@ impl Core {
         state.next_conn += 1;
         if let Some(stream) = state.streams.get_mut(&sid) {
             stream.live = Some(Live { conn, waker: None });
+            stream.attached = true;
             state.backlog += stream.pending;
         }
         conn
