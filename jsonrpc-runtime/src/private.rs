@@ -16,6 +16,39 @@ pub fn router_from_table(table: impl RouteTable) -> Router {
     Router::from_table(table)
 }
 
+/// What a trait's hidden `__jsonrpc_router` returns, its `#[rpc]`
+/// supertraits' included: its router when given the implementation
+/// (`into_router`), its method descriptions when not (`openrpc_methods`).
+/// One function does both so that a supertrait that is not `#[rpc]` is one
+/// error, at the supertrait.
+pub type Served = (Router, Vec<crate::openrpc::MethodDoc>);
+
+/// `Trait<A, B>` from the trait's name and its type arguments' names.
+pub fn service_name(name: &str, args: &[&str]) -> String {
+    if args.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}<{}>", args.join(", "))
+    }
+}
+
+/// A trait's own part with each supertrait's added: routes through
+/// `Router::merge_supertrait` (a trait reached twice is served once),
+/// descriptions skipping a method already listed.
+#[track_caller]
+pub fn with_supertraits<const N: usize>(own: Served, supertraits: [Served; N]) -> Served {
+    let (mut router, mut methods) = own;
+    for (sub_router, sub_methods) in supertraits {
+        router = router.merge_supertrait(sub_router);
+        for method in sub_methods {
+            if !methods.iter().any(|m| m.name() == method.name()) {
+                methods.push(method);
+            }
+        }
+    }
+    (router, methods)
+}
+
 /// The generated client's notification.
 pub async fn notify(peer: &Peer, method: &str, params: impl Serialize) -> Result<(), SendError> {
     peer.notify(method, params).await
