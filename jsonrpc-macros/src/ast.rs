@@ -11,6 +11,62 @@ pub(crate) struct Service<'a> {
     pub(crate) item: &'a syn::ItemTrait,
     pub(crate) args: ServiceArgs,
     pub(crate) methods: Vec<Method<'a>>,
+    /// The supertraits whose routes the trait serves: every trait bound on
+    /// `Self` (after the colon or in the `where` clause) but std's markers.
+    pub(crate) supertraits: Vec<&'a syn::Path>,
+}
+
+/// std's marker and auto traits, which a supertrait list names without
+/// their being `#[rpc]` traits. They are recognized by their last path
+/// segment: they have no methods to serve, cannot be `#[rpc]` traits, and
+/// this is the one place where matching a trait by its name is acceptable
+/// (every other supertrait is asked for its routes by the compiler).
+const MARKER_TRAITS: [&str; 8] = [
+    "Send",
+    "Sync",
+    "Sized",
+    "Unpin",
+    "Clone",
+    "Copy",
+    "UnwindSafe",
+    "RefUnwindSafe",
+];
+
+/// The supertraits of `item` that are served with it.
+fn supertraits(item: &syn::ItemTrait) -> Vec<&syn::Path> {
+    let on_self = item
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+        .filter_map(|p| match p {
+            syn::WherePredicate::Type(t) => match &t.bounded_ty {
+                syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self") => {
+                    Some(&t.bounds)
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .flatten();
+    item.supertraits
+        .iter()
+        .chain(on_self)
+        .filter_map(|bound| match bound {
+            syn::TypeParamBound::Trait(t)
+                if matches!(t.modifier, syn::TraitBoundModifier::None) =>
+            {
+                Some(&t.path)
+            }
+            // Lifetimes, `?Sized`, `use<..>`.
+            _ => None,
+        })
+        .filter(|path| {
+            path.segments
+                .last()
+                .is_some_and(|s| !MARKER_TRAITS.contains(&s.ident.to_string().as_str()))
+        })
+        .collect()
 }
 
 /// One method of the trait.
@@ -121,6 +177,7 @@ impl<'a> Service<'a> {
             item,
             args,
             methods,
+            supertraits: supertraits(item),
         }
     }
 

@@ -16,6 +16,39 @@ pub fn router_from_table(table: impl RouteTable) -> Router {
     Router::from_table(table)
 }
 
+/// What a trait's hidden `__jsonrpc_router` returns, its `#[rpc]`
+/// supertraits' included: its router when given the implementation
+/// (`into_router`), its method descriptions when not (`openrpc_methods`).
+/// One function does both so that a supertrait that is not `#[rpc]` is one
+/// error, at the supertrait.
+pub type Served = (Router, Vec<crate::openrpc::MethodDoc>);
+
+/// `Trait<A, B>` from the trait's name and its type arguments' names.
+pub fn service_name(name: &str, args: &[&str]) -> String {
+    if args.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}<{}>", args.join(", "))
+    }
+}
+
+/// A trait's own part with each supertrait's added: routes through
+/// `Router::merge_supertrait` (a trait reached twice is served once),
+/// descriptions skipping a method already listed.
+#[track_caller]
+pub fn with_supertraits<const N: usize>(own: Served, supertraits: [Served; N]) -> Served {
+    let (mut router, mut methods) = own;
+    for (sub_router, sub_methods) in supertraits {
+        router = router.merge_supertrait(sub_router);
+        for method in sub_methods {
+            if !methods.iter().any(|m| m.name() == method.name()) {
+                methods.push(method);
+            }
+        }
+    }
+    (router, methods)
+}
+
 /// The generated client's notification.
 pub async fn notify(peer: &Peer, method: &str, params: impl Serialize) -> Result<(), SendError> {
     peer.notify(method, params).await
@@ -53,6 +86,83 @@ pub fn data(error: &ErrorObject) -> Value {
 /// Decodes `value` (a missing member reads as `null`).
 pub fn from_value<T: DeserializeOwned>(value: Option<&Value>) -> Option<T> {
     T::deserialize(value.unwrap_or(&Value::Null)).ok()
+}
+
+/// The marker of [`Field`]'s impl through serde.
+#[derive(Debug)]
+pub enum Serde {}
+
+/// The marker of [`Field`]'s second impl, which no type meets (nothing
+/// implements [`Never`]): with two candidates and the marker left to be
+/// inferred, rustc reports a type that meets neither as one unmet
+/// `Field`, with the message below, instead of each of serde's traits it
+/// lacks (it reports an impl's bounds when exactly one impl can apply).
+#[derive(Debug)]
+pub enum Unreachable {}
+
+/// Implemented by no type.
+pub trait Never {}
+
+/// An error field's way to and from JSON: through serde, reported once
+/// when the type has neither (see [`Unreachable`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an error's data: it must implement serde's `Serialize` and `Deserialize`",
+    label = "derive `Serialize` and `Deserialize` for this type, or keep it out of the error enum",
+    note = "a variant's fields are sent as the error object's `data` and read back on the calling side"
+)]
+pub trait Field<M>: Sized {
+    /// The value as JSON (`null` if it cannot be encoded).
+    fn to_json(&self) -> Value;
+    /// The value from JSON (a missing member reads as `null`).
+    fn from_json(value: Option<&Value>) -> Option<Self>;
+}
+
+impl<T: Serialize + DeserializeOwned> Field<Serde> for T {
+    fn to_json(&self) -> Value {
+        to_value(self)
+    }
+    fn from_json(value: Option<&Value>) -> Option<Self> {
+        from_value(value)
+    }
+}
+
+// Never used: no type implements `Never`.
+impl<T: Never> Field<Unreachable> for T {
+    fn to_json(&self) -> Value {
+        Value::Null
+    }
+    fn from_json(_: Option<&Value>) -> Option<Self> {
+        None
+    }
+}
+
+/// The codec of an error field of type `T`: one call per field, at its
+/// type, in both directions, so that a field without serde is one error
+/// (rustc reports identical errors once). Its methods have no bounds, so
+/// their calls add none.
+pub fn field<T: Field<M>, M>() -> FieldCodec<T> {
+    FieldCodec {
+        encode: T::to_json,
+        decode: T::from_json,
+    }
+}
+
+/// See [`field`].
+#[derive(Debug)]
+pub struct FieldCodec<T> {
+    encode: fn(&T) -> Value,
+    decode: fn(Option<&Value>) -> Option<T>,
+}
+
+impl<T> FieldCodec<T> {
+    /// The field as JSON.
+    pub fn encode(&self, value: &T) -> Value {
+        (self.encode)(value)
+    }
+    /// The field from JSON.
+    pub fn decode(&self, value: Option<&Value>) -> Option<T> {
+        (self.decode)(value)
+    }
 }
 
 /// The generated client's call with a progress token.

@@ -379,3 +379,178 @@ async fn generated_progress_and_partial_variants_are_typed() {
     // The plain method still exists.
     assert_eq!(client.index(2).await.unwrap(), 2);
 }
+
+/// A base protocol every server speaks.
+#[rpc]
+trait Base {
+    #[rpc(request = "ping")]
+    async fn ping(&self) -> String;
+}
+
+/// A protocol extending it.
+#[rpc]
+trait Full: Base + Send + Sync + 'static {
+    #[rpc(request = "add")]
+    async fn add(&self, a: i64, b: i64) -> i64;
+}
+
+struct FullImpl;
+impl Base for FullImpl {
+    async fn ping(&self) -> String {
+        "pong".into()
+    }
+}
+impl Full for FullImpl {
+    async fn add(&self, a: i64, b: i64) -> i64 {
+        a + b
+    }
+}
+
+#[tokio::test]
+async fn a_trait_is_served_with_its_supertraits() {
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder().router(Full::into_router(FullImpl)).spawn(b);
+    let peer = Peer::spawn(a);
+    assert_eq!(FullClient::new(peer.clone()).add(2, 3).await.unwrap(), 5);
+    assert_eq!(BaseClient::new(peer).ping().await.unwrap(), "pong");
+    // The supertrait alone serves only its own methods.
+    let mut methods: Vec<_> = Base::into_router(FullImpl)
+        .methods()
+        .map(str::to_owned)
+        .collect();
+    methods.sort_unstable();
+    assert_eq!(methods, ["ping"]);
+}
+
+/// Two extensions of `Base`, and a trait extending both: `Base` is reached
+/// twice.
+#[rpc]
+trait Left: Base {
+    #[rpc(request = "left")]
+    async fn left(&self) -> String;
+}
+
+#[rpc]
+trait Right: Base {
+    #[rpc(request = "right")]
+    async fn right(&self) -> String;
+}
+
+#[rpc]
+trait Both: Left + Right {
+    #[rpc(request = "both")]
+    async fn both(&self) -> String;
+}
+
+struct Diamond;
+impl Base for Diamond {
+    async fn ping(&self) -> String {
+        "diamond".into()
+    }
+}
+impl Left for Diamond {
+    async fn left(&self) -> String {
+        "l".into()
+    }
+}
+impl Right for Diamond {
+    async fn right(&self) -> String {
+        "r".into()
+    }
+}
+impl Both for Diamond {
+    async fn both(&self) -> String {
+        "lr".into()
+    }
+}
+
+#[tokio::test]
+async fn a_supertrait_reached_twice_is_served_once() {
+    let router = Both::into_router(Diamond);
+    let mut methods: Vec<_> = router.methods().map(str::to_owned).collect();
+    methods.sort_unstable();
+    assert_eq!(methods, ["both", "left", "ping", "right"]);
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder().router(router).spawn(b);
+    let peer = Peer::spawn(a);
+    assert_eq!(BothClient::new(peer.clone()).both().await.unwrap(), "lr");
+    assert_eq!(LeftClient::new(peer.clone()).left().await.unwrap(), "l");
+    assert_eq!(RightClient::new(peer.clone()).right().await.unwrap(), "r");
+    assert_eq!(BaseClient::new(peer).ping().await.unwrap(), "diamond");
+    let described: Vec<_> = <Diamond as Both>::openrpc_methods()
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect();
+    assert_eq!(described, ["both", "left", "ping", "right"]);
+}
+
+mod api {
+    use jsonrpc_runtime::rpc;
+
+    #[rpc]
+    pub(crate) trait Greeter {
+        #[rpc(request = "greet")]
+        async fn greet(&self, name: String) -> String;
+    }
+}
+
+use api::Greeter as G;
+
+/// A supertrait imported under another name, written in the `where` clause.
+#[rpc]
+trait Polite
+where
+    Self: G,
+{
+    #[rpc(request = "thank")]
+    async fn thank(&self, name: String) -> String;
+}
+
+struct Host;
+impl G for Host {
+    async fn greet(&self, name: String) -> String {
+        format!("hello {name}")
+    }
+}
+impl Polite for Host {
+    async fn thank(&self, name: String) -> String {
+        format!("thanks {name}")
+    }
+}
+
+#[tokio::test]
+async fn a_supertrait_imported_under_another_name_is_served() {
+    let (a, b) = Transport::pair(8);
+    let _server = Peer::builder().router(Polite::into_router(Host)).spawn(b);
+    let peer = Peer::spawn(a);
+    assert_eq!(
+        PoliteClient::new(peer.clone())
+            .thank("ann".into())
+            .await
+            .unwrap(),
+        "thanks ann"
+    );
+    assert_eq!(
+        api::GreeterClient::new(peer)
+            .greet("bob".into())
+            .await
+            .unwrap(),
+        "hello bob"
+    );
+}
+
+#[test]
+#[should_panic(expected = "the method `ping` is served by both `Clash` and `Base`")]
+fn a_method_of_a_trait_and_its_supertrait_with_one_wire_name_is_refused() {
+    #[rpc]
+    trait Clash: Base {
+        #[rpc(request = "ping")]
+        async fn ping_again(&self) -> String;
+    }
+    impl Clash for FullImpl {
+        async fn ping_again(&self) -> String {
+            "again".into()
+        }
+    }
+    let _ = Clash::into_router(FullImpl);
+}

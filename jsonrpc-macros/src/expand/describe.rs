@@ -1,5 +1,6 @@
-//! `openrpc_methods()`: the trait's methods described for OpenRPC
-//! documents (`jsonrpc_runtime::openrpc`).
+//! `openrpc_methods()`: the trait's methods, and its `#[rpc]`
+//! supertraits', described for OpenRPC documents
+//! (`jsonrpc_runtime::openrpc`).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -8,30 +9,41 @@ use super::{MethodGen, ServiceGen};
 use crate::attr::Kind;
 
 impl ServiceGen<'_> {
-    /// The trait's associated function listing its methods.
+    /// The trait's associated function listing its methods, its `#[rpc]`
+    /// supertraits' included (as `into_router` serves them).
     pub(crate) fn describe_method(&self) -> TokenStream {
-        let doc = " The methods of this trait described for an OpenRPC document \
-                   (`jsonrpc_runtime::openrpc::Document::methods`): wire names, doc comments, \
-                   params, results and declared errors.";
-        let predicates = (!self.stub).then(|| self.item_predicates());
-        let body = if self.stub {
-            quote!(::core::unreachable!())
+        let doc = " The methods of this trait and of its `#[rpc]` supertraits described for an \
+                   OpenRPC document (`jsonrpc_runtime::openrpc::Document::methods`): wire names, \
+                   doc comments, params, results and declared errors.";
+        let (predicates, body) = if self.stub {
+            (None, quote!(::core::unreachable!()))
         } else {
-            let pushes = self.methods.iter().map(|m| describe(m));
-            quote! {
-                let mut __methods = ::std::vec::Vec::new();
-                #(#pushes)*
-                __methods
-            }
+            let this = self.self_as_trait();
+            (
+                Some(self.item_predicates()),
+                quote!(#this::__jsonrpc_router(::core::option::Option::None).1),
+            )
         };
         quote! {
             #[doc = #doc]
             fn openrpc_methods() -> ::std::vec::Vec<::jsonrpc_runtime::openrpc::MethodDoc>
             where
-                Self: ::core::marker::Sized,
+                Self: ::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync + 'static,
                 #predicates
             {
                 #body
+            }
+        }
+    }
+
+    /// The trait's own methods described: a `Vec<MethodDoc>` expression.
+    pub(crate) fn methods_body(&self) -> TokenStream {
+        let pushes = self.methods.iter().map(|m| describe(m));
+        quote! {
+            {
+                let mut __methods = ::std::vec::Vec::new();
+                #(#pushes)*
+                __methods
             }
         }
     }

@@ -70,30 +70,44 @@ fn into_arm(variant: &ErrorVariant<'_>) -> TokenStream {
                 .map(|i| format_ident!("__field{}", i))
                 .collect();
             let names = idents.iter().map(|i| crate::ast::unraw(i));
+            let codecs = named.named.iter().map(|f| codec(&f.ty));
             quote! {
                 Self::#v { #(#idents: #bindings),* } => {
                     let mut __data = #private::serde_json::Map::new();
-                    #(__data.insert(::std::borrow::ToOwned::to_owned(#names), #private::to_value(&#bindings));)*
+                    #(__data.insert(::std::borrow::ToOwned::to_owned(#names), #codecs.encode(&#bindings));)*
                     #private::error_with_data(#code, #message, #private::serde_json::Value::Object(__data))
                 }
             }
         }
-        syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => quote! {
-            Self::#v(__value) => #private::error_with_data(#code, #message, #private::to_value(&__value)),
-        },
+        syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+            let codec = codec(&unnamed.unnamed[0].ty);
+            quote! {
+                Self::#v(__value) => #private::error_with_data(#code, #message, #codec.encode(&__value)),
+            }
+        }
         syn::Fields::Unnamed(unnamed) => {
             let idents: Vec<_> = (0..unnamed.unnamed.len())
                 .map(|i| format_ident!("__field{}", i))
                 .collect();
+            let codecs = unnamed.unnamed.iter().map(|f| codec(&f.ty));
             quote! {
                 Self::#v(#(#idents),*) => #private::error_with_data(
                     #code,
                     #message,
-                    #private::serde_json::Value::Array(::std::vec![#(#private::to_value(&#idents)),*]),
+                    #private::serde_json::Value::Array(::std::vec![#(#codecs.encode(&#idents)),*]),
                 ),
             }
         }
     }
+}
+
+/// `field::<ty, _>()`, every token at the field's type: the same tokens
+/// both ways, so a type without serde is one error, there.
+fn codec(ty: &syn::Type) -> TokenStream {
+    super::respan(
+        quote!(::jsonrpc_runtime::__private::field::<#ty, _>()),
+        syn::spanned::Spanned::span(ty),
+    )
 }
 
 /// `code => Some(Self::V { a: from data["a"]?, .. })`.
@@ -107,23 +121,28 @@ fn from_arm(variant: &ErrorVariant<'_>) -> TokenStream {
             let fields = named
                 .named
                 .iter()
-                .filter_map(|f| f.ident.as_ref())
-                .map(|i| {
+                .filter_map(|f| Some((f.ident.as_ref()?, codec(&f.ty))))
+                .map(|(i, codec)| {
                     let name = crate::ast::unraw(i);
-                    quote!(#i: #private::from_value(__data.get(#name))?)
+                    quote!(#i: #codec.decode(__data.get(#name))?)
                 });
             quote!({
                 let __data = #private::data(__error);
                 Self::#v { #(#fields),* }
             })
         }
-        syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => quote!({
-            let __data = #private::data(__error);
-            Self::#v(#private::from_value(::core::option::Option::Some(&__data))?)
-        }),
+        syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+            let codec = codec(&unnamed.unnamed[0].ty);
+            quote!({
+                let __data = #private::data(__error);
+                Self::#v(#codec.decode(::core::option::Option::Some(&__data))?)
+            })
+        }
         syn::Fields::Unnamed(unnamed) => {
-            let fields =
-                (0..unnamed.unnamed.len()).map(|i| quote!(#private::from_value(__data.get(#i))?));
+            let fields = unnamed.unnamed.iter().enumerate().map(|(i, f)| {
+                let codec = codec(&f.ty);
+                quote!(#codec.decode(__data.get(#i))?)
+            });
             quote!({
                 let __data = #private::data(__error);
                 Self::#v(#(#fields),*)

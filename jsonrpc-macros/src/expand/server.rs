@@ -1,21 +1,24 @@
 //! The server side: `into_router`, a provided method of the trait that
-//! builds a route table dispatching with a `match` on the method name.
+//! builds a route table dispatching with a `match` on the method name, and
+//! the hidden `__jsonrpc_router` through which a subtrait serves it too.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 
 use super::{MethodGen, ServiceGen};
 use crate::attr::Kind;
 
 impl ServiceGen<'_> {
-    /// `fn into_router(self) -> Router`.
+    /// `fn into_router(self) -> Router` and the hidden `__jsonrpc_router`
+    /// it calls.
     pub(crate) fn router_method(&self) -> TokenStream {
         let client_ident = &self.client_ident;
         let doc = format!(
             " Serves this trait with `self`: a `jsonrpc_runtime::Router` with one route per \
-             method, dispatched with a `match` on the method name. The other side calls it through \
-             `{client_ident}`."
+             method, and the routes of the trait's `#[rpc]` supertraits, dispatched with a `match` \
+             on the method name. The other side calls it through `{client_ident}`."
         );
+        let served = self.served_method();
         if self.stub {
             return quote! {
                 #[doc = #doc]
@@ -25,9 +28,81 @@ impl ServiceGen<'_> {
                 {
                     ::core::unreachable!()
                 }
+                #served
             };
         }
         let predicates = self.item_predicates();
+        let this = self.self_as_trait();
+        quote! {
+            #[doc = #doc]
+            fn into_router(self) -> ::jsonrpc_runtime::Router
+            where
+                Self: ::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync + 'static,
+                #predicates
+            {
+                #this::__jsonrpc_router(::core::option::Option::Some(::std::sync::Arc::new(self))).0
+            }
+            #served
+        }
+    }
+
+    /// `<Self as Trait<K, V>>`.
+    pub(crate) fn self_as_trait(&self) -> TokenStream {
+        let trait_ident = self.trait_ident;
+        let generics = self.generics();
+        quote!(<Self as #trait_ident #generics>)
+    }
+
+    /// `fn __jsonrpc_router(Option<Arc<Self>>) -> Served`, with the same
+    /// name in every `#[rpc]` trait: given the implementation, the trait's
+    /// router, else its method descriptions, its supertraits' included both
+    /// ways. Each supertrait is asked through a path qualified by the
+    /// supertrait as written (an alias works), spanned at it, so a
+    /// supertrait that is not `#[rpc]` is reported there, once.
+    fn served_method(&self) -> TokenStream {
+        let signature = quote! {
+            #[doc(hidden)]
+            #[allow(deprecated)]
+            fn __jsonrpc_router(
+                __this: ::core::option::Option<::std::sync::Arc<Self>>,
+            ) -> ::jsonrpc_runtime::__private::Served
+        };
+        if self.stub {
+            return quote! {
+                #signature
+                where
+                    Self: ::core::marker::Sized,
+                {
+                    ::core::unreachable!()
+                }
+            };
+        }
+        let predicates = self.item_predicates();
+        let supertraits = self.service.supertraits.iter().map(|path| {
+            let span = syn::spanned::Spanned::span(path);
+            let call = quote_spanned!(span=> <Self as #path>::__jsonrpc_router);
+            quote!(#call(::core::clone::Clone::clone(&__this)))
+        });
+        let router = self.router_body();
+        let methods = self.methods_body();
+        quote! {
+            #signature
+            where
+                Self: ::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync + 'static,
+                #predicates
+            {
+                let __supertraits = [#(#supertraits),*];
+                let __own = match __this {
+                    ::core::option::Option::Some(__this) => (#router, ::std::vec::Vec::new()),
+                    ::core::option::Option::None => (::jsonrpc_runtime::Router::new(), #methods),
+                };
+                ::jsonrpc_runtime::__private::with_supertraits(__own, __supertraits)
+            }
+        }
+    }
+
+    /// The trait's own router, from `__this: Arc<Self>`.
+    fn router_body(&self) -> TokenStream {
         let structs = (0..self.shapes.len())
             .map(|index| self.params_struct(index, &format_ident!("__Params{}", index), false));
         let fields: Vec<syn::Ident> = self
@@ -69,18 +144,15 @@ impl ServiceGen<'_> {
             .iter()
             .zip(&cfgs)
             .map(|(field, cfgs)| quote!(#(#cfgs)* #field,));
+        let name = crate::ast::unraw(self.trait_ident);
+        let params = &self.type_params;
         quote! {
-            #[doc = #doc]
-            #[allow(deprecated)]
-            fn into_router(self) -> ::jsonrpc_runtime::Router
-            where
-                Self: ::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync + 'static,
-                #predicates
             {
                 #(#structs)*
                 struct __Table {
                     #(#field_decls)*
                     __all: ::std::vec::Vec<::jsonrpc_runtime::__private::Route>,
+                    __service: ::std::string::String,
                 }
                 #[automatically_derived]
                 impl ::jsonrpc_runtime::__private::RouteTable for __Table {
@@ -95,8 +167,10 @@ impl ServiceGen<'_> {
                     fn routes(&self) -> &[::jsonrpc_runtime::__private::Route] {
                         &self.__all
                     }
+                    fn service(&self) -> &::core::primitive::str {
+                        &self.__service
+                    }
                 }
-                let __this = ::std::sync::Arc::new(self);
                 let _ = &__this;
                 #(#routes)*
                 #[allow(unused_mut)]
@@ -105,11 +179,14 @@ impl ServiceGen<'_> {
                 ::jsonrpc_runtime::__private::router_from_table(__Table {
                     #(#inits)*
                     __all,
+                    __service: ::jsonrpc_runtime::__private::service_name(
+                        #name,
+                        &[#(::core::any::type_name::<#params>()),*],
+                    ),
                 })
             }
         }
     }
-
     /// The where-predicates of the trait items `#[rpc]` adds: the user's
     /// `bound`s and the requirements of every method compiled
     /// unconditionally (a method under `#[cfg]` may name types that exist

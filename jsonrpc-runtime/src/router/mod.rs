@@ -7,6 +7,7 @@
 //! [`Router::invoke`] runs one route in place.
 
 use rustc_hash::FxHashMap;
+use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -176,6 +177,15 @@ pub trait RouteTable: Send + Sync + 'static {
     fn route(&self, method: &str) -> Option<&Route>;
     /// Every route of the table.
     fn routes(&self) -> &[Route];
+    /// The trait the table serves, as `Trait<Args>` (for messages, and to
+    /// tell two instances of one generic trait apart).
+    fn service(&self) -> &str {
+        ""
+    }
+    /// The table's type: one per `#[rpc]` trait, whatever implements it.
+    fn table_type(&self) -> TypeId {
+        TypeId::of::<Self>()
+    }
 }
 
 impl Router {
@@ -288,12 +298,12 @@ impl Router {
 
     /// Adds every route of `other`.
     ///
-    /// Serving an `#[rpc]` trait together with its `#[rpc]` supertraits is
-    /// one line per trait, on a service that is cheap to clone (state behind
-    /// an `Arc`):
+    /// A generated `into_router` already serves the trait's `#[rpc]`
+    /// supertraits; merge is for routers of unrelated traits and routes
+    /// written by hand:
     ///
     /// ```
-    /// # use jsonrpc_runtime::{rpc, Router};
+    /// # use jsonrpc_runtime::{rpc, Context, ErrorObject, Router};
     /// #[rpc]
     /// trait Base {
     ///     #[rpc(request = "ping")]
@@ -306,7 +316,6 @@ impl Router {
     ///     async fn add(&self, a: i64, b: i64) -> i64;
     /// }
     ///
-    /// #[derive(Clone)]
     /// struct Service;
     /// impl Base for Service {
     ///     async fn ping(&self) -> String { "pong".into() }
@@ -315,9 +324,11 @@ impl Router {
     ///     async fn add(&self, a: i64, b: i64) -> i64 { a + b }
     /// }
     ///
-    /// let service = Service;
-    /// let router = Full::into_router(service.clone()).merge(Base::into_router(service));
-    /// assert!(router.contains("ping") && router.contains("add"));
+    /// let health = Router::new().request("health", |(): (), _: Context| async {
+    ///     Ok::<_, ErrorObject>("ok")
+    /// });
+    /// let router = Full::into_router(Service).merge(health);
+    /// assert!(router.contains("ping") && router.contains("add") && router.contains("health"));
     /// ```
     ///
     /// # Panics
@@ -358,6 +369,52 @@ impl Router {
         self.routes.extend(other.routes);
         self.tables.extend(other.tables);
         Ok(self)
+    }
+
+    /// Adds the routes of an `#[rpc]` supertrait's router (what a
+    /// generated `into_router` does for each supertrait). A table `self`
+    /// already serves, the same trait reached through two supertraits (a
+    /// diamond), is skipped; any other method both have is a mistake.
+    ///
+    /// # Panics
+    ///
+    /// Panics, naming both traits, if a method of `other` is already served
+    /// by another table or route of `self`.
+    #[track_caller]
+    pub(crate) fn merge_supertrait(mut self, other: Router) -> Self {
+        for table in other.tables {
+            let same = |t: &Arc<dyn RouteTable>| {
+                t.table_type() == table.table_type() && t.service() == table.service()
+            };
+            if self.tables.iter().any(same) {
+                continue;
+            }
+            for route in table.routes() {
+                if let Some(first) = self.tables.iter().find(|t| t.route(&route.name).is_some()) {
+                    panic!(
+                        "the method `{}` is served by both `{}` and `{}`: a trait is served \
+                         together with its supertraits, so their wire names must differ",
+                        route.name,
+                        first.service(),
+                        table.service(),
+                    );
+                }
+                assert!(
+                    !self.routes.contains_key(&route.name),
+                    "the method `{}` is registered twice",
+                    route.name
+                );
+            }
+            self.tables.push(table);
+        }
+        for (name, route) in other.routes {
+            assert!(
+                !self.contains(&name),
+                "the method `{name}` is registered twice"
+            );
+            self.routes.insert(name, route);
+        }
+        self
     }
 
     /// A router serving one generated table.

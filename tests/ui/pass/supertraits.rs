@@ -1,4 +1,5 @@
-//! A trait and its `#[rpc]` supertrait, served together in one line.
+//! A trait served with its `#[rpc]` supertraits, marker supertraits
+//! skipped: `Full::into_router` serves `Base`'s methods too.
 use jsonrpc_runtime::{rpc, Router};
 
 #[rpc]
@@ -8,7 +9,7 @@ trait Base {
 }
 
 #[rpc]
-trait Full: Base {
+trait Full: Base + Send + Sync + Clone + 'static {
     #[rpc(request = "add")]
     async fn add(&self, a: i64, b: i64) -> i64;
 }
@@ -28,7 +29,35 @@ impl Full for Service {
     }
 }
 
+#[rpc]
+trait Keyed<K> {
+    #[rpc(request = "key")]
+    async fn key(&self) -> K;
+}
+
+/// `Keyed`'s bounds on `K` are repeated: its router requires them.
+#[rpc(bound = "K: serde::Serialize + serde::de::DeserializeOwned + Send + 'static")]
+trait MoreKeyed<K>: Keyed<K> {
+    #[rpc(request = "count")]
+    async fn count(&self) -> u32;
+}
+
+impl Keyed<String> for Service {
+    async fn key(&self) -> String {
+        "k".into()
+    }
+}
+
+impl MoreKeyed<String> for Service {
+    async fn count(&self) -> u32 {
+        1
+    }
+}
+
 fn main() {
-    let service = Service;
-    let _: Router = Full::into_router(service.clone()).merge(Base::into_router(service));
+    let keyed = <Service as MoreKeyed<String>>::into_router(Service);
+    assert!(keyed.contains("key") && keyed.contains("count"));
+    let router: Router = Full::into_router(Service);
+    assert!(router.contains("ping") && router.contains("add"));
+    assert_eq!(<Service as Full>::openrpc_methods().len(), 2);
 }
