@@ -148,10 +148,11 @@ impl ContentLengthCodec {
     /// let mut codec = ContentLengthCodec::with_max_frame_len(4);
     /// let mut buf = BytesMut::from(&b"Content-Length: 2\r\n\r\n[]Content-Length: 7\r\n\r\n[1,2,3]"[..]);
     /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
-    /// // Over the cap: refused (the peer answers it), its body skipped.
+    /// // Over the cap: refused with its first bytes (up to 256; here all
+    /// // seven), so the peer answers it with its id, and its body skipped.
     /// assert_eq!(
     ///     codec.decode(&mut buf)?,
-    ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
+    ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4, head: "[1,2,3]".into() }))
     /// );
     /// buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
     /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("{}".into())));

@@ -122,9 +122,10 @@ impl LineCodec {
     ///
     /// let mut codec = LineCodec::with_max_frame_len(4);
     /// let mut buf = BytesMut::from(&b"[1,2,3]\n[]\n"[..]);
+    /// // Refused, with its first bytes (as many as the cap allows, plus one).
     /// assert_eq!(
     ///     codec.decode(&mut buf)?,
-    ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4 }))
+    ///     Some(Frame::Refused(FrameRefusal::TooLong { limit: 4, head: "[1,2,".into() }))
     /// );
     /// assert_eq!(codec.decode(&mut buf)?, Some(Frame::Message("[]".into())));
     /// # Ok::<(), jsonrpc_runtime::codec::FramingError>(())
