@@ -3,11 +3,20 @@
 //! input, with identical outcomes required.
 
 use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::IntoFuture as _;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
+use bytes::Bytes;
+use futures_util::{Sink, StreamExt as _};
 use jsonrpc_runtime::__private::SIZE_THRESHOLDS;
-use jsonrpc_runtime::{rpc, Context, ErrorObject, Router};
+use jsonrpc_runtime::codec::{ContentLengthCodec, Frame, FramingError, LineCodec};
+use jsonrpc_runtime::transport::TransportError;
+use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Router, Transport};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -23,10 +32,10 @@ fn threshold(name: &str) -> usize {
 
 fn runner(cases: u32) -> TestRunner {
     TestRunner::new_with_rng(
-        Config {
+        ProptestConfig {
             // A failure prints its minimal input; nothing is written to disk.
             failure_persistence: None,
-            ..Config::with_cases(cases)
+            ..ProptestConfig::with_cases(cases)
         },
         TestRng::deterministic_rng(RngAlgorithm::ChaCha),
     )
@@ -497,4 +506,378 @@ fn large_frames_decode_random_params_as_small_frames_do() {
         .unwrap();
     let served = served.into_inner();
     assert!(served.decoded_in_scan > 100, "{served:?}");
+}
+
+// ===========================================================================
+// Inline writes against the writer task.
+//
+// Fast path: a call that is the only one waiting is written on the
+// caller's task when the writer is idle (`Shared::send_inline`, then
+// `flush_inline`); the answers a reader queued in a burst are written by
+// the reader at the burst's end (`flush_inline`). Plain path: the writer
+// task, which writes whatever is queued, in order. Over the in-memory pair
+// and over `tokio::io::duplex` with either framer (its buffer smaller than
+// the largest frames, so an inline write can stall and be handed to the
+// writer), the same calls, of sizes across the runtime's thresholds up to
+// ~200 KiB, made one at a time (each written by its caller) and all at
+// once (64 in flight: all but the first written by the writer task) get
+// the same answers, and every message, call and answer, has the same bytes
+// sent and received either way.
+//
+// What decides the path: a call goes inline when it is the only one in the
+// table of pending calls (`PendingTable::register`), the reader is not in a
+// burst (`Outbox::held`) and the writer task waits for frames
+// (`Outbox::claim`); otherwise it is queued for the writer. The runtime
+// counts neither, so the test tells them apart by construction (one call
+// at a time after a first exchange, or 64 at once with an outbound budget
+// none waits for) and checks it: a wrapping transport records each frame
+// with whether it was written on the calling task (a task-local set there)
+// and which task wrote it (answers come from the reader's task and the
+// writer's).
+
+tokio::task_local! {
+    /// Set on the task that makes the calls.
+    static CALLER: ();
+}
+
+/// One frame written into a transport's sink.
+#[derive(Debug)]
+struct Written {
+    frame: Bytes,
+    /// Written on the task that makes the calls.
+    by_caller: bool,
+    /// The task that wrote it.
+    task: Option<tokio::task::Id>,
+}
+
+/// What went through one side's transport.
+#[derive(Debug, Default)]
+struct Log {
+    written: Vec<Written>,
+    read: Vec<Bytes>,
+}
+
+type SharedLog = Arc<Mutex<Log>>;
+
+/// A sink that records what it is given, and who gave it.
+struct Recorder<S> {
+    inner: S,
+    log: SharedLog,
+}
+
+impl<S: Sink<Bytes, Error = TransportError> + Unpin> Sink<Bytes> for Recorder<S> {
+    type Error = TransportError;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        Pin::new(&mut self.inner).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, frame: Bytes) -> Result<(), TransportError> {
+        self.log.lock().unwrap().written.push(Written {
+            frame: frame.clone(),
+            by_caller: CALLER.try_with(|()| ()).is_ok(),
+            task: tokio::task::try_id(),
+        });
+        Pin::new(&mut self.inner).start_send(frame)
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_close(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Result<(), TransportError>> {
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
+}
+
+/// `transport`, with every frame read and written recorded.
+fn recorded(transport: Transport) -> (Transport, SharedLog) {
+    let log = SharedLog::default();
+    let (sink, stream) = transport.split();
+    let read = log.clone();
+    let stream = stream.inspect(move |item| {
+        if let Ok(Frame::Message(frame)) = item {
+            read.lock().unwrap().read.push(frame.clone());
+        }
+    });
+    let sink = Recorder {
+        inner: sink,
+        log: log.clone(),
+    };
+    (Transport::new(stream, sink), log)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Pair,
+    Lines,
+    ContentLength,
+}
+
+/// Two connected transports.
+fn connect(wire: Wire) -> (Transport, Transport) {
+    fn duplex<C>(codec: C) -> (Transport, Transport)
+    where
+        C: tokio_util::codec::Decoder<Item = Frame, Error = FramingError>
+            + tokio_util::codec::Encoder<Bytes, Error = FramingError>
+            + Clone
+            + Send
+            + 'static,
+    {
+        // Smaller than the largest frames: writes stall half-way.
+        let (a, b) = tokio::io::duplex(64 * 1024);
+        let (a_read, a_write) = tokio::io::split(a);
+        let (b_read, b_write) = tokio::io::split(b);
+        (
+            Transport::from_io(a_read, a_write, codec.clone()),
+            Transport::from_io(b_read, b_write, codec),
+        )
+    }
+    match wire {
+        Wire::Pair => Transport::pair(64),
+        Wire::Lines => duplex(LineCodec::new()),
+        Wire::ContentLength => duplex(ContentLengthCodec::new()),
+    }
+}
+
+/// `len` bytes of text: plain, or dense with what JSON escapes.
+fn text(len: usize, plain: bool) -> String {
+    if plain {
+        return "y".repeat(len);
+    }
+    let unit = "a\"é\\\n😀\t";
+    let mut text = unit.repeat(len / unit.len());
+    text.push_str(&"x".repeat(len - text.len()));
+    text
+}
+
+#[derive(Debug, Deserialize)]
+struct EchoParams {
+    n: u64,
+    answer: usize,
+    text: String,
+}
+
+/// What `echo` answers `n` (sent `text`, asking for `answer` bytes).
+fn echo_result(n: u64, text_len: usize, answer: usize) -> Value {
+    json!({ "n": n, "len": text_len, "text": text(answer, n % 2 == 0) })
+}
+
+/// `echo`: a result of the size asked for; every third handler waits once
+/// first (its answer is then written from its own task's send, not at the
+/// end of the reader's burst).
+fn echo_router() -> Router {
+    Router::new().request("echo", |p: EchoParams, _: Context| async move {
+        if p.n % 3 == 1 {
+            tokio::task::yield_now().await;
+        }
+        Ok::<_, ErrorObject>(echo_result(p.n, p.text.len(), p.answer))
+    })
+}
+
+/// Sizes on both sides of the runtime's thresholds up to 200 KiB, and a
+/// few others.
+fn sizes() -> Vec<usize> {
+    let mut sizes = vec![0, 100, 150_000, 200 * 1024];
+    for t in SIZE_THRESHOLDS.iter().filter(|t| t.bytes <= 200 * 1024) {
+        sizes.extend([t.bytes - 1, t.bytes, t.bytes + 1]);
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// The calls: `(n, params text, answer size)`, sizes in changing order.
+fn calls() -> Vec<(u64, String, usize)> {
+    let sizes = sizes();
+    (0..64u64)
+        .map(|n| {
+            let i = n as usize;
+            let sent = sizes[(i * 7 + 3) % sizes.len()];
+            let answer = sizes[(i * 11 + 5) % sizes.len()];
+            (n, text(sent, n % 4 < 2), answer)
+        })
+        .collect()
+}
+
+/// The id a frame of ours carries (`{"jsonrpc":"2.0","id":N,…`).
+fn id_of(frame: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(&frame[..frame.len().min(64)]);
+    let digits = text
+        .split_once(r#""id":"#)
+        .map(|(_, rest)| {
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap_or("")
+        })
+        .unwrap_or("");
+    digits.parse().unwrap_or_else(|_| panic!("no id in {text}"))
+}
+
+/// One connection's traffic, frames by id.
+#[derive(Debug)]
+struct Session {
+    answers: Vec<Value>,
+    client: SharedLog,
+    server: SharedLog,
+}
+
+impl Session {
+    fn written(log: &SharedLog) -> BTreeMap<u64, Bytes> {
+        let log = log.lock().unwrap();
+        log.written
+            .iter()
+            .map(|w| (id_of(&w.frame), w.frame.clone()))
+            .collect()
+    }
+
+    fn read(log: &SharedLog) -> BTreeMap<u64, Bytes> {
+        let log = log.lock().unwrap();
+        log.read
+            .iter()
+            .map(|frame| (id_of(frame), frame.clone()))
+            .collect()
+    }
+}
+
+/// The calls over a fresh connection: one at a time, or all at once.
+async fn session(wire: Wire, together: bool) -> Session {
+    let (client, server) = connect(wire);
+    let (client, client_log) = recorded(client);
+    let (server, server_log) = recorded(server);
+    // Room for every call at once: none waits for the budget (and then
+    // goes out alone). A call never answered fails rather than hangs.
+    let config = Config::default()
+        .outbound_budget(256 << 20)
+        .request_timeout(tests::ANSWER_TIMEOUT);
+    let _server = Peer::builder()
+        .router(echo_router())
+        .config(config.clone())
+        .spawn(server);
+    let client = Peer::builder().config(config).spawn(client);
+    let calls = calls();
+    let params = |(n, text, answer): &(u64, String, usize)| json!({ "n": n, "answer": answer, "text": text });
+    let answers = CALLER
+        .scope((), async {
+            // A first call, so the writer task is up and idle.
+            let _: Value = client
+                .call("echo", params(&(99, String::new(), 0)))
+                .await
+                .unwrap();
+            if together {
+                let calls = calls
+                    .iter()
+                    .map(|call| client.call::<Value>("echo", params(call)).into_future());
+                let answers = futures_util::future::join_all(calls).await;
+                answers.into_iter().map(Result::unwrap).collect()
+            } else {
+                let mut answers = Vec::new();
+                for call in &calls {
+                    answers.push(client.call::<Value>("echo", params(call)).await.unwrap());
+                }
+                answers
+            }
+        })
+        .await;
+    Session {
+        answers,
+        client: client_log,
+        server: server_log,
+    }
+}
+
+/// The two sessions over `wire` exchanged the same messages, byte for
+/// byte, and got the right answers.
+fn assert_same_traffic(wire: Wire, one: &Session, all: &Session) {
+    let expected: Vec<Value> = calls()
+        .iter()
+        .map(|(n, text, answer)| echo_result(*n, text.len(), *answer))
+        .collect();
+    assert!(one.answers == expected, "{wire:?}: answers one at a time");
+    assert!(all.answers == expected, "{wire:?}: answers all at once");
+    let calls = |s: &Session| Session::written(&s.client);
+    let answers = |s: &Session| Session::written(&s.server);
+    // One frame per message each way, none lost, none twice.
+    for session in [one, all] {
+        for log in [&session.client, &session.server] {
+            let log = log.lock().unwrap();
+            assert_eq!(log.written.len(), 65, "{wire:?}: frames written");
+            assert_eq!(log.read.len(), 65, "{wire:?}: frames read");
+        }
+        assert_eq!(calls(session).len(), 65, "{wire:?}: ids of the calls");
+        assert_eq!(answers(session).len(), 65, "{wire:?}: ids of the answers");
+    }
+    assert!(
+        calls(one) == calls(all),
+        "{wire:?}: the calls' bytes differ"
+    );
+    assert!(
+        answers(one) == answers(all),
+        "{wire:?}: the answers' bytes differ"
+    );
+    for session in [one, all] {
+        assert!(
+            Session::read(&session.server) == calls(session),
+            "{wire:?}: calls arrived other than sent"
+        );
+        assert!(
+            Session::read(&session.client) == answers(session),
+            "{wire:?}: answers arrived other than sent"
+        );
+    }
+}
+
+#[tokio::test]
+async fn calls_one_at_a_time_and_all_at_once_exchange_the_same_bytes() {
+    for wire in [Wire::Pair, Wire::Lines, Wire::ContentLength] {
+        let one = session(wire, false).await;
+        let all = session(wire, true).await;
+        assert_same_traffic(wire, &one, &all);
+        // Which path wrote the calls (the first, made before the writer
+        // task ran, aside): one at a time, the caller every time; all at
+        // once, the writer task for all but the first.
+        let by_caller = |s: &Session| -> Vec<bool> {
+            let log = s.client.lock().unwrap();
+            log.written[1..].iter().map(|w| w.by_caller).collect()
+        };
+        assert!(
+            by_caller(&one).iter().all(|&b| b),
+            "{wire:?}: {:?}",
+            by_caller(&one)
+        );
+        let inline = by_caller(&all).iter().filter(|&&b| b).count();
+        assert!(
+            inline <= 1,
+            "{wire:?}: {inline} calls written inline at once"
+        );
+        // The answers: at the end of the reader's burst (handlers done at
+        // once) and by the writer task (handlers that waited).
+        for session in [&one, &all] {
+            let log = session.server.lock().unwrap();
+            let writers: BTreeSet<_> = log.written.iter().map(|w| w.task).collect();
+            assert!(
+                writers.len() >= 2,
+                "{wire:?}: answers written by {writers:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_exchange_the_same_bytes_on_a_multi_thread_runtime() {
+    // Which path writes is up to the threads here; what is written is not.
+    for wire in [Wire::Pair, Wire::Lines, Wire::ContentLength] {
+        let one = session(wire, false).await;
+        let all = session(wire, true).await;
+        assert_same_traffic(wire, &one, &all);
+    }
 }
