@@ -376,6 +376,9 @@ mod tests {
 }
 
 #[cfg(test)]
+mod differential;
+
+#[cfg(test)]
 mod sweep {
     //! The shared encode buffer and chunks against a plain
     //! `serde_json::to_vec`, across each of their thresholds, on a fresh

@@ -473,4 +473,6 @@ fn needs_look(word: u64) -> bool {
 }
 
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
 mod tests;
