@@ -212,8 +212,12 @@ impl Router {
             Ok(fut) => fut,
             Err(error) => return refuse(error),
         };
+        // The HTTP server's requests are traced (`number` is its
+        // connection's); in-process calls of the public `respond` methods
+        // are not, as a function call is not.
         let trace = id
             .as_ref()
+            .filter(|_| number != 0)
             .map(|id| crate::trace::request_span(number, &route.name, id));
         let run = catch_panic(fut);
         let ran = match trace.as_ref().and_then(|t| t.span()) {
