@@ -154,6 +154,26 @@ def er_message(kind, value, id_byte=0x04, suffix=None):
     return head + (er_short(suffix) if suffix is not None else b"") + value
 
 
+def fnv1a(data):
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def er_tier(seed, large):
+    """`seed` with a last message of a small integer appended, chosen so the
+    input's hash puts it in the medium or the large tier."""
+    for kind in range(0, 256, 9):
+        for id_byte in range(0, 256, 4):
+            for tag in range(10, 256, 12):
+                salted = seed + bytes([kind, id_byte, tag])
+                h = fnv1a(salted)
+                if (h % 1024 == 0) if large else (h % 1024 != 0 and h % 64 == 1):
+                    return salted
+    raise ValueError("no salt puts the seed in its tier")
+
+
 def encode_seeds():
     escapes = er_str(b'"\\\n\r\t\x00\x1f\x7f/\x80\x84\x85\xc0\xff')
     nested = er_object([
@@ -164,34 +184,37 @@ def encode_seeds():
     small = b"\x00" + b"".join(er_message(k, nested, 4 * k) for k in range(9))
     # A message over KEEP, then ones of 32-64 KiB (the lost-frame sizes),
     # through each encoding path.
-    lost = b"\x00" + b"".join([
+    lost = er_tier(b"\x00" + b"".join([
         er_message(1, er_repeat_char(ord("b"), 70_000)),
         er_message(0, er_repeat_char(ord("a"), 33_000)),
         er_message(5, er_repeat_char(ord("c"), 40_000)),
         er_message(2, er_repeat_char(0x80, 20_000)),
         er_message(6, er_repeat_char(ord("d"), 60_000)),
-    ])
+    ]), large=True)
+    # The lost-frame sizes alone, in the medium tier.
+    medium = er_tier(b"\x00" + er_message(0, er_repeat_char(ord("a"), 33_000))
+                     + er_message(5, er_repeat_char(ord("c"), 40_000)), large=False)
     # Around CHUNK, and a large escaped string after them, decoded in chunks.
-    chunk = b"\x07" + b"".join([
+    chunk = er_tier(b"\x07" + b"".join([
         er_message(6, er_repeat_char(ord("e"), 16_380)),
         er_message(3, er_repeat_char(ord("f"), 16_390)),
-        er_message(7, er_repeat_str(b'"\\\n', 20_000), 2, b"x"),
+        er_message(7, er_repeat_str(b'"\\\n', 8_000), 2, b"x"),
         er_message(0, er_str(b"tail")),
-    ])
+    ]), large=False)
     # Large arrays and objects, pretty raw values, extras.
-    arrays = b"\x40" + b"".join([
+    arrays = er_tier(b"\x40" + b"".join([
         er_message(4, er_repeat_value(nested, 1_500)),
         er_message(0x81, er_repeat_value(er_array([er_int(1), escapes]), 3_000)),
         er_message(0x83, nested, 3, b"\xc3"),
         er_message(0xC7, nested, 1, b"k"),
         er_message(0xC8, er_repeat_char(0xD0, 9_000)),
-    ])
+    ]), large=True)
     numbers = b"\x00" + b"".join(
         er_message(k, er_array([er_f64(x) for x in (0.0, -0.0, 1e-310, 2.5e-8, float("nan"), float("inf"), 1.52222222222222222)]))
         for k in (0, 2, 5, 6)
     )
     controls = b"\x01" + er_message(0, er_str(bytes(range(32)) + b"\x7f")) + er_message(8, er_str(bytes(range(0x80, 0xA0))))
-    return [small, lost, chunk, arrays, numbers, controls, b"", b"\x00\x06\x00\x00"]
+    return [small, lost, medium, chunk, arrays, numbers, controls, b"", b"\x00\x06\x00\x00"]
 
 
 def main():

@@ -8,7 +8,9 @@
 //! messages of different sizes go out one after another on one thread, so
 //! the per-thread encode buffer carries its state from message to message
 //! (it once sent every 32-64 KiB message as an empty line after a larger
-//! one). Every message must read back as the value it carried, byte for
+//! one). How large the values may grow is the input's tier (see
+//! [`SMALL`]): most inputs stay under a few KiB, one in 64 reaches past
+//! 64 KiB, one in 1024 a few hundred KiB. Every message must read back as the value it carried, byte for
 //! byte where raw JSON passed through; then all of them are framed with
 //! `LineCodec` and `ContentLengthCodec` and must decode back, in chunks
 //! the input chooses, as the same bodies.
@@ -43,11 +45,33 @@ use tokio_util::codec::Encoder;
 /// At most this many messages per input.
 const MAX_MESSAGES: usize = 8;
 
-/// The encoded size one value may reach, about.
-const MAX_VALUE: usize = 320 * 1024;
+/// How large the values of one input may grow, by tier: the encoded size
+/// of one value and of all of them, about. A byte costs tens of
+/// nanoseconds on its way through every check under coverage
+/// instrumentation, so most inputs stay small and a hash of the input
+/// picks the few that may grow: one in [`MEDIUM_ONE_IN`] past `KEEP`
+/// (64 KiB, so 16 KiB, 32-64 KiB and over-64-KiB messages occur), one in
+/// [`LARGE_ONE_IN`] to a few hundred KiB. A mutation of a large input is
+/// mostly small again, so the large ones do not take over the run.
+const SMALL: (usize, usize) = (2 * 1024, 2 * 1024);
+const MEDIUM: (usize, usize) = (80 * 1024, 96 * 1024);
+const LARGE: (usize, usize) = (320 * 1024, 512 * 1024);
+const MEDIUM_ONE_IN: u32 = 64;
+const LARGE_ONE_IN: u32 = 1024;
 
-/// The encoded size all the values of one input may reach, about.
-const MAX_INPUT: usize = 1024 * 1024;
+/// The tier of `data` (see [`SMALL`]): FNV-1a of the input.
+fn tier(data: &[u8]) -> (usize, usize) {
+    let hash = data.iter().fold(0x811c_9dc5_u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    if hash % LARGE_ONE_IN == 0 {
+        LARGE
+    } else if hash % MEDIUM_ONE_IN == 1 {
+        MEDIUM
+    } else {
+        SMALL
+    }
+}
 
 /// How deep arrays and objects nest.
 const MAX_DEPTH: usize = 6;
@@ -79,6 +103,8 @@ struct Reader<'a> {
     data: &'a [u8],
     /// Encoded bytes the values of this input may still take, about.
     budget: usize,
+    /// Encoded bytes one value may take, about.
+    value_max: usize,
 }
 
 /// Characters beyond ASCII: two, three and four UTF-8 bytes, the line and
@@ -148,7 +174,7 @@ impl Reader<'_> {
     fn repeat(&mut self, unit: usize) -> usize {
         let [lo, hi, shift] = self.bytes::<3>();
         let wanted = usize::from(u16::from_le_bytes([lo, hi])) << (shift % 3);
-        let room = self.budget.min(MAX_VALUE) / unit.max(1);
+        let room = self.budget.min(self.value_max) / unit.max(1);
         let count = wanted.min(room);
         self.budget -= count * unit;
         count
@@ -550,9 +576,11 @@ fuzz_target!(|data: &[u8]| {
         static WIRE: RefCell<Option<Wire>> = const { RefCell::new(None) };
     }
     let router = ROUTER.get_or_init(router);
+    let (value_max, budget) = tier(data);
     let mut input = Reader {
         data,
-        budget: MAX_INPUT,
+        budget,
+        value_max,
     };
     let chunk = usize::from(input.byte()) * 64;
     let mut bodies = Vec::new();
