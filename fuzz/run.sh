@@ -26,7 +26,7 @@ sanitizer=${SANITIZER:-none}
 if [ $# -gt 0 ]; then
     targets=("$@")
 else
-    targets=(line_decoder content_length_decoder classify websocket_message router_params)
+    targets=(line_decoder content_length_decoder classify websocket_message router_params encode_roundtrip)
 fi
 
 cargo fuzz build --fuzz-dir "$fuzz_dir" -s "$sanitizer" -a

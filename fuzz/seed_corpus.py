@@ -5,14 +5,17 @@ The frames come from the raw string literals (r#"..."#) and byte string
 literals (b"...") of the integration tests; each target gets a few dozen
 seeds laid out as its input format requires (see each target's docs).
 Run from anywhere; it rewrites the seed-* files and leaves others alone.
+Name targets to write only theirs.
 
     python3 fuzz/seed_corpus.py
+    python3 fuzz/seed_corpus.py encode_roundtrip
 """
 
 import hashlib
 import json
 import re
 import struct
+import sys
 from pathlib import Path
 
 FUZZ = Path(__file__).resolve().parent
@@ -72,7 +75,12 @@ def spread(items, n):
     return [items[int(i * step)] for i in range(n)]
 
 
+ONLY = set(sys.argv[1:])
+
+
 def write(target, seeds):
+    if ONLY and target not in ONLY:
+        return
     out = FUZZ / "corpus" / target
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("seed-*"):
@@ -89,6 +97,124 @@ def content_length(body):
 
 def ws_frame(head, payload):
     return bytes([head]) + struct.pack(">H", len(payload)) + payload
+
+
+# encode_roundtrip: values in the target's own layout (see its docs).
+def er_short(bs):
+    return bytes([len(bs)]) + bs
+
+
+def er_count(count):
+    """A repeat count: 16 bits and a shift."""
+    shift = 0
+    while count > 0xFFFF:
+        count >>= 1
+        shift += 1
+    return struct.pack("<HB", count, shift)
+
+
+def er_int(n):
+    return b"\x02" + struct.pack("<q", n)
+
+
+def er_u64(n):
+    return b"\x03" + struct.pack("<Q", n)
+
+
+def er_f64(x):
+    return b"\x04" + struct.pack("<d", x)
+
+
+def er_str(bs):
+    return b"\x05" + er_short(bs)
+
+
+def er_array(items):
+    return b"\x06" + bytes([len(items)]) + b"".join(items)
+
+
+def er_object(members):
+    return b"\x07" + bytes([len(members)]) + b"".join(er_short(k) + v for k, v in members)
+
+
+def er_repeat_str(bs, count):
+    return b"\x08" + er_short(bs) + er_count(count)
+
+
+def er_repeat_value(value, count):
+    return b"\x09" + value + er_count(count)
+
+
+def er_repeat_char(byte, count):
+    return b"\x0b" + bytes([byte]) + er_count(count)
+
+
+def er_message(kind, value, id_byte=0x04, suffix=None):
+    head = bytes([kind, id_byte | (1 if suffix is not None else 0)])
+    return head + (er_short(suffix) if suffix is not None else b"") + value
+
+
+def fnv1a(data):
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def er_tier(seed, large):
+    """`seed` with a last message of a small integer appended, chosen so the
+    input's hash puts it in the medium or the large tier."""
+    for kind in range(0, 256, 9):
+        for id_byte in range(0, 256, 4):
+            for tag in range(10, 256, 12):
+                salted = seed + bytes([kind, id_byte, tag])
+                h = fnv1a(salted)
+                if (h % 1024 == 0) if large else (h % 1024 != 0 and h % 64 == 1):
+                    return salted
+    raise ValueError("no salt puts the seed in its tier")
+
+
+def encode_seeds():
+    escapes = er_str(b'"\\\n\r\t\x00\x1f\x7f/\x80\x84\x85\xc0\xff')
+    nested = er_object([
+        (b"a\"b", er_array([b"\x00", b"\x01", b"\x81", b"\x0a", escapes])),
+        (b"\xe9", er_object([(b"", er_array([er_array([er_int(-1)])]))])),
+        (b"n", er_array([er_int(-2**63), er_u64(2**64 - 1), er_f64(0.1), er_f64(-1.5e308)])),
+    ])
+    small = b"\x00" + b"".join(er_message(k, nested, 4 * k) for k in range(9))
+    # A message over KEEP, then ones of 32-64 KiB (the lost-frame sizes),
+    # through each encoding path.
+    lost = er_tier(b"\x00" + b"".join([
+        er_message(1, er_repeat_char(ord("b"), 70_000)),
+        er_message(0, er_repeat_char(ord("a"), 33_000)),
+        er_message(5, er_repeat_char(ord("c"), 40_000)),
+        er_message(2, er_repeat_char(0x80, 20_000)),
+        er_message(6, er_repeat_char(ord("d"), 60_000)),
+    ]), large=True)
+    # The lost-frame sizes alone, in the medium tier.
+    medium = er_tier(b"\x00" + er_message(0, er_repeat_char(ord("a"), 33_000))
+                     + er_message(5, er_repeat_char(ord("c"), 40_000)), large=False)
+    # Around CHUNK, and a large escaped string after them, decoded in chunks.
+    chunk = er_tier(b"\x07" + b"".join([
+        er_message(6, er_repeat_char(ord("e"), 16_380)),
+        er_message(3, er_repeat_char(ord("f"), 16_390)),
+        er_message(7, er_repeat_str(b'"\\\n', 8_000), 2, b"x"),
+        er_message(0, er_str(b"tail")),
+    ]), large=False)
+    # Large arrays and objects, pretty raw values, extras.
+    arrays = er_tier(b"\x40" + b"".join([
+        er_message(4, er_repeat_value(nested, 1_500)),
+        er_message(0x81, er_repeat_value(er_array([er_int(1), escapes]), 3_000)),
+        er_message(0x83, nested, 3, b"\xc3"),
+        er_message(0xC7, nested, 1, b"k"),
+        er_message(0xC8, er_repeat_char(0xD0, 9_000)),
+    ]), large=True)
+    numbers = b"\x00" + b"".join(
+        er_message(k, er_array([er_f64(x) for x in (0.0, -0.0, 1e-310, 2.5e-8, float("nan"), float("inf"), 1.52222222222222222)]))
+        for k in (0, 2, 5, 6)
+    )
+    controls = b"\x01" + er_message(0, er_str(bytes(range(32)) + b"\x7f")) + er_message(8, er_str(bytes(range(0x80, 0xA0))))
+    return [small, lost, medium, chunk, arrays, numbers, controls, b"", b"\x00\x06\x00\x00"]
 
 
 def main():
@@ -167,6 +293,8 @@ def main():
         b"\x02" + ws_frame(fin_text, b"{}") + b"\x00\xff\xff" + b"\x81\x02{}",
     ]
     write("websocket_message", ws_seeds)
+
+    write("encode_roundtrip", encode_seeds())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-//! Run with: cargo run --example mcp_server [-- --http ADDR [--tls-cert FILE --tls-key FILE] [--instance-tag TAG]]
+//! Run with: cargo run --example mcp_server [-- --http ADDR [--tls-cert FILE --tls-key FILE] [--instance-tag TAG] [--bearer NAME=TOKEN]...]
 //!
 //! A Model Context Protocol server on stdin/stdout, or with `--http ADDR`
 //! over Streamable HTTP at `http://ADDR/mcp`, built on this runtime alone
@@ -25,14 +25,24 @@
 //! Over stdio, only JSON-RPC goes to stdout; logs go to stderr. The server
 //! exits once stdin ends and every answer owed has been written.
 //!
-//! Over HTTP (`--http 127.0.0.1:8080`; keep it on a loopback address: the
-//! server has no authentication) each client gets a session of its own,
-//! with the same tools. The server runs until SIGTERM or SIGINT, then
-//! drains: running calls finish (for up to a second), every session ends,
-//! and it exits 0. `--tls-cert FILE --tls-key FILE` (PEM) serve it as
+//! Over HTTP (`--http 127.0.0.1:8080`; keep it on a loopback address
+//! unless it asks for tokens) each client gets a session of its own, with
+//! the same tools. The server runs until SIGTERM or SIGINT, then drains:
+//! running calls finish (for up to a second), every session ends, and it
+//! exits 0. `--tls-cert FILE --tls-key FILE` (PEM) serve it as
 //! `https://ADDR/mcp`; `--instance-tag TAG` starts every session id with
 //! `TAG.`, for a load balancer to send a session's requests to the instance
 //! that made it (see `docs/deploy.md`).
+//!
+//! `--bearer NAME=TOKEN` (as many as there are users) makes every request
+//! carry `Authorization: Bearer TOKEN`, checked by the config's
+//! [`on_connect`](Config::on_connect) hook: without one the answer is
+//! `401` with `WWW-Authenticate: Bearer realm="mcp"`, with a token no user
+//! has it is `401` with `error="invalid_token"` (RFC 6750), and a valid
+//! one makes NAME the caller's identity. A session belongs to the user
+//! whose token sent its `initialize`: another user's request with its id is
+//! answered `404`, as for a session that does not exist. The `initialize`
+//! log line names the user.
 //!
 //! Try it from a shell (MCP clients wait for the `initialize` answer before
 //! sending anything else, hence the pause):
@@ -49,11 +59,13 @@
 //! Over HTTP, see the README's "MCP over Streamable HTTP" for a `curl`
 //! session.
 
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jsonrpc_runtime::connection::Refusal;
 use jsonrpc_runtime::server::McpHttpListener;
 use jsonrpc_runtime::tls::ServerTls;
 use jsonrpc_runtime::transport::{Acceptor, PeerAddr, TcpAcceptor, TlsAcceptor};
@@ -82,8 +94,11 @@ const SLEEP_STEPS: u32 = 10;
 /// How long running calls get to finish when the HTTP server is stopped.
 const GRACE: Duration = Duration::from_secs(1);
 
-const USAGE: &str =
-    "usage: mcp_server [--http ADDR [--tls-cert FILE --tls-key FILE] [--instance-tag TAG]]";
+const USAGE: &str = "usage: mcp_server [--http ADDR [--tls-cert FILE --tls-key FILE] \
+                     [--instance-tag TAG] [--bearer NAME=TOKEN]...]";
+
+/// The realm named in `WWW-Authenticate` when a token is missing or wrong.
+const REALM: &str = "mcp";
 
 // ---------------------------------------------------------------------------
 // The MCP types this server needs. Unknown fields are ignored everywhere.
@@ -195,7 +210,11 @@ impl CallToolResult {
 trait McpServer {
     /// The handshake: negotiates the protocol version.
     #[rpc(request = "initialize")]
-    async fn initialize(&self, #[rpc(params)] params: InitializeParams) -> InitializeResult;
+    async fn initialize(
+        &self,
+        ctx: Context,
+        #[rpc(params)] params: InitializeParams,
+    ) -> InitializeResult;
 
     /// The client is ready.
     #[rpc(notification = "notifications/initialized")]
@@ -237,7 +256,7 @@ impl Server {
 }
 
 impl McpServer for Server {
-    async fn initialize(&self, params: InitializeParams) -> InitializeResult {
+    async fn initialize(&self, ctx: Context, params: InitializeParams) -> InitializeResult {
         let asked = params.protocol_version;
         let version = SUPPORTED_VERSIONS
             .iter()
@@ -247,7 +266,12 @@ impl McpServer for Server {
             .client_info
             .map(|c| format!("{} {}", c.name, c.version))
             .unwrap_or_else(|| "an unnamed client".to_owned());
-        eprintln!("mcp_server: initialize from {client}, asked {asked}, answering {version}");
+        // The user whose bearer token opened the session (`--bearer`).
+        let user = match ctx.connection().identity() {
+            Some(user) => format!(" (user {user})"),
+            None => String::new(),
+        };
+        eprintln!("mcp_server: initialize from {client}{user}, asked {asked}, answering {version}");
         self.client
             .roots
             .store(params.capabilities.roots.is_some(), Ordering::Relaxed);
@@ -505,17 +529,22 @@ async fn main() -> ExitCode {
     }
 }
 
-/// `--http ADDR`, and optionally a certificate and key for HTTPS and the
-/// instance tag session ids start with (for a load balancer to route on).
+/// `--http ADDR`, and optionally a certificate and key for HTTPS, the
+/// instance tag session ids start with (for a load balancer to route on)
+/// and the users' bearer tokens.
 struct HttpOptions {
     addr: String,
     tls: Option<(String, String)>,
     instance_tag: Option<String>,
+    /// Each user's name, by token (`--bearer NAME=TOKEN`); empty: no
+    /// authentication.
+    users: HashMap<String, String>,
 }
 
 impl HttpOptions {
     fn parse(args: &[String]) -> Option<HttpOptions> {
         let (mut addr, mut cert, mut key, mut instance_tag) = (None, None, None, None);
+        let mut users = HashMap::new();
         let mut args = args.iter();
         while let Some(flag) = args.next() {
             let value = args.next()?.clone();
@@ -532,6 +561,17 @@ impl HttpOptions {
                 {
                     instance_tag = Some(value)
                 }
+                // A name, and a token in RFC 6750's `b64token` syntax; one
+                // token per user.
+                "--bearer" => {
+                    let (name, token) = value.split_once('=')?;
+                    if name.is_empty() || !is_b64token(token) {
+                        return None;
+                    }
+                    if users.insert(token.to_owned(), name.to_owned()).is_some() {
+                        return None;
+                    }
+                }
                 _ => return None,
             }
         }
@@ -544,8 +584,53 @@ impl HttpOptions {
             addr: addr?,
             tls,
             instance_tag,
+            users,
         })
     }
+}
+
+/// RFC 6750's `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
+/// "+" / "/" ) *"="`.
+fn is_b64token(token: &str) -> bool {
+    let body = token.trim_end_matches('=');
+    !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+}
+
+/// `Config::mcp()`, with a hook that checks every request's bearer token
+/// when there are users: a missing or unknown token is refused with `401`
+/// and a `WWW-Authenticate` challenge (RFC 6750 section 3), a known one
+/// gives the request its user's name as its identity, which binds the
+/// session it opens to that user.
+fn config(users: &HashMap<String, String>) -> Config {
+    let config = Config::mcp();
+    if users.is_empty() {
+        return config;
+    }
+    let users = users.clone();
+    config.on_connect(move |info| {
+        let Some(token) = info.bearer_token() else {
+            return Err(Refusal::unauthorized("a bearer token is required")
+                .header("www-authenticate", &format!("Bearer realm=\"{REALM}\"")));
+        };
+        // A lookup by token: a real server would compare hashes of its
+        // tokens in constant time, or ask its identity provider.
+        let Some(user) = users.get(token) else {
+            return Err(
+                Refusal::unauthorized("the bearer token is not valid").header(
+                    "www-authenticate",
+                    &format!(
+                        "Bearer realm=\"{REALM}\", error=\"invalid_token\", \
+                     error_description=\"the token is not valid\""
+                    ),
+                ),
+            );
+        };
+        info.set_identity(user.as_str());
+        Ok(())
+    })
 }
 
 async fn serve_stdio() -> ExitCode {
@@ -633,7 +718,7 @@ where
     A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let mut listener = listener
-        .config(Config::mcp())
+        .config(config(&options.users))
         .on_session_close(|id, why| eprintln!("mcp_server: session {id} ended: {why}"));
     if let Some(tag) = &options.instance_tag {
         listener = listener.instance_tag(tag);

@@ -234,14 +234,13 @@ pub fn take_answered(owed: &mut Vec<Id>, id: &Id) {
 
 /// Whether two JSON values are the same, floats within a few units in the
 /// last place: serde_json (without its `float_roundtrip` feature) reads
-/// some decimal texts, its own output included, one unit off.
+/// some decimal texts, its own output included, one unit off (subnormal
+/// ones too, where a unit is far below `f64::EPSILON` times the value).
 pub fn same_json(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
             match (x.as_f64(), y.as_f64()) {
-                (Some(x), Some(y)) => {
-                    x == y || (x - y).abs() <= 4.0 * f64::EPSILON * x.abs().max(y.abs())
-                }
+                (Some(x), Some(y)) => x == y || ulps_apart(x, y) <= 4,
                 _ => false,
             }
         }
@@ -255,6 +254,21 @@ pub fn same_json(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// How many representable doubles lie between `x` and `y` (finite ones):
+/// their bit patterns, mapped so that the order of the integers is the
+/// order of the floats, subtracted.
+fn ulps_apart(x: f64, y: f64) -> u64 {
+    let ordered = |v: f64| {
+        let bits = v.to_bits() as i64;
+        if bits < 0 {
+            i64::MIN - bits
+        } else {
+            bits
+        }
+    };
+    ordered(x).abs_diff(ordered(y))
 }
 
 /// [`same_json`] for two sets of extras.

@@ -3,7 +3,8 @@
 //! negotiation, the four tools and their errors, progress order,
 //! cancellation (and how soon it frees the handler), a call from the server
 //! to the client (`roots`), exit at the end of input once owed answers are
-//! written, and the same over Streamable HTTP (`--http`) until SIGTERM.
+//! written, the same over Streamable HTTP (`--http`) until SIGTERM, and
+//! per-user bearer tokens there (`--bearer`).
 #![cfg(unix)]
 
 use std::time::{Duration, Instant};
@@ -456,12 +457,21 @@ async fn roots_asks_the_client_when_it_declared_the_capability() {
     assert!(server.finish().await.status.success());
 }
 
-#[tokio::test]
-async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm() {
+/// Starts `mcp_server --http 127.0.0.1:0` with `args` after it; returns
+/// the child, the URL it serves, and a task that gathers the rest of its
+/// stderr until it exits.
+async fn serve_http(
+    args: &[&str],
+) -> (
+    tokio::process::Child,
+    String,
+    tokio::task::JoinHandle<Vec<String>>,
+) {
     use tokio::io::{AsyncBufReadExt as _, BufReader};
 
     let mut child = Command::new(example_path("mcp_server"))
         .args(["--http", "127.0.0.1:0"])
+        .args(args)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -489,6 +499,12 @@ async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm
         }
         all
     });
+    (child, url, logs)
+}
+
+#[tokio::test]
+async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm() {
+    let (mut child, url, logs) = serve_http(&[]).await;
 
     let config = Config::mcp_client();
     let peer = Peer::builder()
@@ -558,4 +574,220 @@ async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm
         "close sent DELETE:\n{logs}"
     );
     assert!(logs.contains("SIGTERM, shutting down"), "{logs}");
+}
+
+// ---------------------------------------------------------------------------
+// `--bearer NAME=TOKEN`: per-user tokens over Streamable HTTP, driven by a
+// raw HTTP client so that statuses and headers can be read.
+
+/// The two users of the bearer tests.
+const USERS: [&str; 4] = [
+    "--bearer",
+    "alice=token-of-alice",
+    "--bearer",
+    "bob=token-of-bob",
+];
+const ALICE: (&str, &str) = ("authorization", "Bearer token-of-alice");
+const BOB: (&str, &str) = ("authorization", "Bearer token-of-bob");
+
+/// One whole HTTP answer.
+struct Answer {
+    status: u16,
+    headers: hyper::HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The one JSON-RPC message of a JSON or SSE answer.
+    fn message(&self) -> Value {
+        let text = match self.header("content-type") {
+            Some("text/event-stream") => self
+                .body
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => self.body.clone(),
+        };
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+/// Sends one request to `url` on a connection of its own and reads the
+/// whole answer.
+async fn http(url: &str, method: &str, headers: &[(&str, &str)], body: Option<Value>) -> Answer {
+    use http_body_util::{BodyExt as _, Full};
+
+    let uri: hyper::Uri = url.parse().unwrap();
+    let authority = uri.authority().expect("an address").as_str().to_owned();
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(uri.path())
+        .header("host", &authority)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", VERSIONS[0]);
+    if body.is_some() {
+        request = request.header("content-type", "application/json");
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = request.body(Full::new(bytes::Bytes::from(body))).unwrap();
+    let exchange = async {
+        let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+        let (mut send, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        let (parts, body) = send.send_request(request).await.unwrap().into_parts();
+        let body = body.collect().await.expect("the whole body").to_bytes();
+        Answer {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        }
+    };
+    tokio::time::timeout(ANSWER_TIMEOUT, exchange)
+        .await
+        .expect("an answer in time")
+}
+
+fn initialize_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": VERSIONS[0], "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+fn tool_request(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+}
+
+#[tokio::test]
+async fn bearer_http_refuses_a_missing_or_unknown_token_with_401_and_a_challenge() {
+    let (mut child, url, _logs) = serve_http(&USERS).await;
+    for method in ["POST", "GET", "DELETE"] {
+        let body = (method == "POST").then(initialize_request);
+        let missing = http(&url, method, &[], body.clone()).await;
+        assert_eq!(missing.status, 401, "{method}: {}", missing.body);
+        // No credentials: a challenge without an error code (RFC 6750, 3.1).
+        assert_eq!(
+            missing.header("www-authenticate"),
+            Some(r#"Bearer realm="mcp""#),
+            "{method}"
+        );
+        let basic = http(
+            &url,
+            method,
+            &[("authorization", "Basic YWxpY2U6")],
+            body.clone(),
+        )
+        .await;
+        assert_eq!(basic.status, 401, "{method}");
+        assert_eq!(
+            basic.header("www-authenticate"),
+            Some(r#"Bearer realm="mcp""#)
+        );
+
+        let wrong = http(
+            &url,
+            method,
+            &[("authorization", "Bearer token-of-eve")],
+            body,
+        )
+        .await;
+        assert_eq!(wrong.status, 401, "{method}: {}", wrong.body);
+        let challenge = wrong.header("www-authenticate").expect("a challenge");
+        assert!(
+            challenge.starts_with(r#"Bearer realm="mcp", error="invalid_token""#),
+            "{method}: {challenge}"
+        );
+    }
+    let status = tests::terminate(&mut child).await;
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test]
+async fn bearer_http_session_serves_the_user_who_opened_it_and_is_404_to_another() {
+    let (mut child, url, logs) = serve_http(&USERS).await;
+
+    let opened = http(&url, "POST", &[ALICE], Some(initialize_request())).await;
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert_eq!(opened.message()["result"]["protocolVersion"], VERSIONS[0]);
+    let id = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let session = ("mcp-session-id", id.as_str());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let ready = http(&url, "POST", &[ALICE, session], Some(initialized)).await;
+    assert_eq!(ready.status, 202, "{}", ready.body);
+    let add = tool_request(2, "add", json!({"a": 2, "b": 3}));
+    let sum = http(&url, "POST", &[ALICE, session], Some(add.clone())).await;
+    assert_eq!(sum.status, 200, "{}", sum.body);
+    assert_eq!(text(&sum.message()["result"]), "5");
+
+    // Bob's token is valid, but the session is Alice's: he is told it does
+    // not exist, whatever he does with it.
+    let stolen = http(&url, "POST", &[BOB, session], Some(add.clone())).await;
+    assert_eq!(stolen.status, 404, "{}", stolen.body);
+    let never = http(
+        &url,
+        "POST",
+        &[BOB, ("mcp-session-id", "0123")],
+        Some(add.clone()),
+    )
+    .await;
+    assert_eq!(never.status, 404);
+    assert_eq!(stolen.body, never.body, "nothing tells the two apart");
+    let delete = http(&url, "DELETE", &[BOB, session], None).await;
+    assert_eq!(delete.status, 404);
+    // Bob opens a session of his own.
+    let his = http(&url, "POST", &[BOB], Some(initialize_request())).await;
+    assert_eq!(his.status, 200, "{}", his.body);
+
+    // Alice's session outlived all that.
+    let echo = tool_request(3, "echo", json!({"text": "still mine"}));
+    let again = http(&url, "POST", &[ALICE, session], Some(echo)).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(text(&again.message()["result"]), "still mine");
+    let delete = http(&url, "DELETE", &[ALICE, session], None).await;
+    assert_eq!(delete.status, 204);
+
+    let status = tests::terminate(&mut child).await;
+    assert!(status.success(), "{status}");
+    let logs = logs.await.unwrap().join("\n");
+    assert!(
+        logs.contains("initialize from raw 0 (user alice)"),
+        "{logs}"
+    );
+    assert!(logs.contains("initialize from raw 0 (user bob)"), "{logs}");
+}
+
+#[test]
+fn bearer_flag_refuses_a_token_outside_rfc_6750_or_given_twice() {
+    for args in [
+        &["--bearer", "alice"][..],
+        &["--bearer", "=token"],
+        &["--bearer", "alice="],
+        &["--bearer", "alice=two words"],
+        &["--bearer", "alice=same", "--bearer", "bob=same"],
+    ] {
+        let output = std::process::Command::new(example_path("mcp_server"))
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("usage: mcp_server"), "{args:?}: {stderr}");
+    }
 }
