@@ -33,7 +33,8 @@ use jsonrpc_runtime::__private::SIZE_THRESHOLDS;
 use jsonrpc_runtime::codec::{Frame, Framing};
 use jsonrpc_runtime::server::{HttpListener, Listener, McpHttpListener};
 use jsonrpc_runtime::transport::{
-    ChildHandle, ChildProcess, TcpAcceptor, TransportError, UnixAcceptor, WebSocketAcceptor,
+    Acceptor, ChildHandle, ChildProcess, TcpAcceptor, TransportError, UnixAcceptor,
+    WebSocketAcceptor,
 };
 use jsonrpc_runtime::{CallError, Config, Context, ErrorObject, Peer, Router, Server, Transport};
 use serde_json::value::RawValue;
@@ -174,6 +175,13 @@ impl Kind {
     }
 }
 
+/// The sweep's server on `acceptor`'s connections.
+fn listen<A: Acceptor>(acceptor: A, config: Config) -> Server {
+    Listener::new(acceptor)
+        .config(config)
+        .spawn(sweep::router())
+}
+
 /// A server for one transport, and how to open a fresh connection to it.
 struct Site {
     kind: Kind,
@@ -200,10 +208,7 @@ impl Site {
             Kind::Tcp => {
                 let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
                 let addr = acceptor.local_addr().unwrap().to_string();
-                let server = Listener::new(acceptor)
-                    .config(config)
-                    .spawn(sweep::router());
-                (Some(server), addr)
+                (Some(listen(acceptor, config)), addr)
             }
             Kind::Unix => {
                 let path = std::env::temp_dir().join(format!(
@@ -212,34 +217,30 @@ impl Site {
                     NEXT_SOCKET.fetch_add(1, Ordering::Relaxed)
                 ));
                 let acceptor = UnixAcceptor::bind(&path).await.unwrap();
-                let server = Listener::new(acceptor)
-                    .config(config)
-                    .spawn(sweep::router());
-                (Some(server), path.to_str().unwrap().to_owned())
+                let path = path.to_str().unwrap().to_owned();
+                (Some(listen(acceptor, config)), path)
             }
             Kind::WebSocket => {
                 let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await.unwrap();
                 let addr = acceptor.local_addr().unwrap();
-                let server = Listener::new(acceptor)
-                    .config(config)
-                    .spawn(sweep::router());
-                (Some(server), format!("ws://{addr}/"))
+                (Some(listen(acceptor, config)), format!("ws://{addr}/"))
             }
-            Kind::Http => {
+            Kind::Http | Kind::McpHttp => {
                 let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
                 let addr = acceptor.local_addr().unwrap();
-                let server = HttpListener::new(acceptor)
-                    .config(config)
-                    .spawn(sweep::router());
-                (Some(server), format!("http://{addr}/"))
-            }
-            Kind::McpHttp => {
-                let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
-                let addr = acceptor.local_addr().unwrap();
-                let server = McpHttpListener::new(acceptor)
-                    .config(config)
-                    .spawn(sweep::router());
-                (Some(server), format!("http://{addr}/mcp"))
+                if kind == Kind::Http {
+                    let server = HttpListener::new(acceptor).config(config);
+                    (
+                        Some(server.spawn(sweep::router())),
+                        format!("http://{addr}/"),
+                    )
+                } else {
+                    let server = McpHttpListener::new(acceptor).config(config);
+                    (
+                        Some(server.spawn(sweep::router())),
+                        format!("http://{addr}/mcp"),
+                    )
+                }
             }
         };
         Site {

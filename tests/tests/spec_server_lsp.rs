@@ -127,35 +127,23 @@ async fn test_progress_reports_arrive_in_order_before_the_answer() {
     assert_eq!(values, (1..=20).collect::<Vec<_>>());
 }
 
-/// Runs `spec_server ARGS` with `input` on stdin: its stdout, stderr and
-/// exit code.
+/// Runs `spec_server ARGS` with `input` on stdin, which stays open (the
+/// server must end the connection by itself): its stdout, stderr and exit
+/// code.
 async fn run_with_input(args: &[&str], input: &[u8]) -> (String, String, Option<i32>) {
-    use tokio::io::AsyncWriteExt as _;
-    let mut child = tokio::process::Command::new(tests::example_path("spec_server"))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input).await.unwrap();
-    // Stdin stays open: the server must end the connection by itself.
-    let out = tokio::time::timeout(tests::ANSWER_TIMEOUT * 3, child.wait_with_output())
-        .await
-        .expect("spec_server exits on its own")
-        .unwrap();
-    drop(stdin);
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code(),
-    )
+    run_spec_server(args, input, false).await
 }
 
-/// Runs `spec_server` on `input`, then closes its stdin.
+/// Runs `spec_server ARGS` on `input`, then closes its stdin.
 async fn run_until_eof(args: &[&str], input: &[u8]) -> (String, String, Option<i32>) {
+    run_spec_server(args, input, true).await
+}
+
+async fn run_spec_server(
+    args: &[&str],
+    input: &[u8],
+    close_stdin: bool,
+) -> (String, String, Option<i32>) {
     use tokio::io::AsyncWriteExt as _;
     let mut child = tokio::process::Command::new(tests::example_path("spec_server"))
         .args(args)
@@ -170,12 +158,18 @@ async fn run_until_eof(args: &[&str], input: &[u8]) -> (String, String, Option<i
     let writer = tokio::spawn(async move {
         // The server may stop reading early; a broken pipe is its answer.
         let _ = stdin.write_all(&input).await;
+        // Kept open until the server has exited, unless asked to close.
+        if close_stdin {
+            None
+        } else {
+            Some(stdin)
+        }
     });
     let out = tokio::time::timeout(tests::ANSWER_TIMEOUT * 3, child.wait_with_output())
         .await
-        .expect("spec_server exits once its input ends")
+        .expect("spec_server exits on its own")
         .unwrap();
-    writer.await.unwrap();
+    drop(writer.await.unwrap());
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
