@@ -436,6 +436,45 @@ fn oversize_header_block_is_an_error() {
     assert_invalid_header(&garbage, "header block");
 }
 
+/// A header block of exactly `len` bytes (its empty line included) for a
+/// body of `body` bytes, padded by a header the codec ignores.
+fn header_block(len: usize, body: usize) -> Vec<u8> {
+    let head = format!("Content-Length: {body}\r\nX-Pad: ");
+    let mut block = head.into_bytes();
+    block.resize(len - 4, b'p');
+    block.extend_from_slice(b"\r\n\r\n");
+    assert_eq!(block.len(), len);
+    block
+}
+
+#[test]
+fn a_header_block_at_the_8_kib_limit_is_read_and_one_byte_more_is_refused() {
+    const LIMIT: usize = 8 * 1024;
+    for len in [LIMIT - 1, LIMIT] {
+        // A fresh codec, and one that has read messages before.
+        for warm in [false, true] {
+            let mut input = Vec::new();
+            if warm {
+                for body in [&b"{}"[..], &[b' '; 5000], b"[1]"] {
+                    input.extend_from_slice(&framed(body));
+                }
+            }
+            input.extend_from_slice(&header_block(len, 2));
+            input.extend_from_slice(b"[]");
+            let frames = decode_ok(ContentLengthCodec::new(), &input);
+            assert_eq!(frames.last(), Some(&msg(b"[]")), "{len} bytes, warm {warm}");
+            let bytewise = decode_chunked(ContentLengthCodec::new(), &input, || 1).0;
+            assert_eq!(bytewise, frames, "{len} bytes, warm {warm}, byte by byte");
+        }
+    }
+    for warm in [false, true] {
+        let mut input = if warm { framed(b"{}") } else { Vec::new() };
+        input.extend_from_slice(&header_block(LIMIT + 1, 2));
+        input.extend_from_slice(b"[]");
+        assert_invalid_header(&input, "header block");
+    }
+}
+
 #[test]
 fn oversize_header_block_is_reported_before_it_is_all_buffered() {
     let mut codec = ContentLengthCodec::new();

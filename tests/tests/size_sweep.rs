@@ -612,23 +612,7 @@ fn sizes(scale: Scale, overhead: usize) -> Vec<usize> {
 /// length of every frame.
 async fn overhead(direction: Direction) -> usize {
     let scale = scale();
-    let (client, server) = Transport::pair(64);
-    let _server = Peer::builder()
-        .config(Kind::Memory.server_config(scale))
-        .router(sweep::router())
-        .spawn(server);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut client = Client {
-        kind: Kind::Memory,
-        peer: Peer::builder()
-            .config(Kind::Memory.client_config(scale))
-            .router(
-                Router::new().notification(method::PUSHED, |_: Box<RawValue>, _: Context| async {}),
-            )
-            .spawn(tapped(client, seen.clone())),
-        pushed: mpsc::unbounded_channel().1,
-        progress_calls: 0,
-    };
+    let (mut client, seen, _server) = tapped_client(scale);
     const PROBE: usize = 100;
     let ask = Ask {
         len: PROBE,
@@ -657,9 +641,38 @@ async fn overhead(direction: Direction) -> usize {
     frame - PROBE
 }
 
+/// Frame lengths a tapped connection saw (`true` for outbound).
+type Seen = Arc<Mutex<Vec<(bool, usize)>>>;
+
+/// A client on an in-memory pair whose client side records the length of
+/// every frame, and the server peer behind it.
+fn tapped_client(scale: Scale) -> (Client, Seen, Peer) {
+    let (client, server) = Transport::pair(64);
+    let server = Peer::builder()
+        .config(Kind::Memory.server_config(scale))
+        .router(sweep::router())
+        .spawn(server);
+    let seen: Seen = Arc::default();
+    let (pushed_tx, pushed) = mpsc::unbounded_channel();
+    let router = Router::new().notification(method::PUSHED, move |p: Box<RawValue>, _: Context| {
+        let _ = pushed_tx.send(p);
+        async {}
+    });
+    let client = Client {
+        kind: Kind::Memory,
+        peer: Peer::builder()
+            .config(Kind::Memory.client_config(scale))
+            .router(router)
+            .spawn(tapped(client, seen.clone())),
+        pushed,
+        progress_calls: 0,
+    };
+    (client, seen, server)
+}
+
 /// `transport` with the length of every frame recorded in `seen` (`true`
 /// for outbound).
-fn tapped(transport: Transport, seen: Arc<Mutex<Vec<(bool, usize)>>>) -> Transport {
+fn tapped(transport: Transport, seen: Seen) -> Transport {
     let (sink, stream) = transport.split();
     let inbound = seen.clone();
     let stream = stream.inspect(move |item| {
@@ -888,28 +901,7 @@ fn the_sizes_land_each_frame_on_each_threshold() {
                     );
                 }
             }
-            let (client, server) = Transport::pair(64);
-            let _server = Peer::builder()
-                .config(Kind::Memory.server_config(scale))
-                .router(sweep::router())
-                .spawn(server);
-            let seen = Arc::new(Mutex::new(Vec::new()));
-            let (pushed_tx, pushed) = mpsc::unbounded_channel();
-            let mut client = Client {
-                kind: Kind::Memory,
-                peer: Peer::builder()
-                    .config(Kind::Memory.client_config(scale))
-                    .router(Router::new().notification(
-                        method::PUSHED,
-                        move |p: Box<RawValue>, _: Context| {
-                            let _ = pushed_tx.send(p);
-                            async {}
-                        },
-                    ))
-                    .spawn(tapped(client, seen.clone())),
-                pushed,
-                progress_calls: 0,
-            };
+            let (mut client, seen, _server) = tapped_client(scale);
             let probe = [1023, 65_535, 65_536, 65_537];
             for &frame in &probe {
                 let ask = Ask {
