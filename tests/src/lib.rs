@@ -329,6 +329,30 @@ pub async fn terminate(child: &mut tokio::process::Child) -> std::process::ExitS
         .expect("waiting for the server")
 }
 
+/// Posts a body of 1,024 times `cap` bytes (more than the kernel's socket
+/// buffers take while the server reads nothing) to `path`, declared with
+/// `Content-Length` and then chunked, and checks that each gets its whole
+/// 413 without a reset.
+pub async fn assert_413_without_reset(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &str,
+    cap: usize,
+) {
+    let body = vec![b' '; cap * 1024];
+    for chunked in [false, true] {
+        let answer = post_whole(addr, path, headers, &body, chunked).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413 "),
+            "chunked {chunked}: {answer}"
+        );
+        assert!(
+            answer.ends_with(&format!("the body is over the {cap}-byte limit\n")),
+            "chunked {chunked}: {answer}"
+        );
+    }
+}
+
 /// Posts `body` (declared with `Content-Length`, or chunked) to `path` on a
 /// fresh connection, writing it whole before reading, and returns what the
 /// server sent until it closed: a reset on the way (writing or reading)
