@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use jsonrpc_benches::service::{hand_router, State};
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::TcpAcceptor;
-use jsonrpc_runtime::{Config, Peer, Transport};
+use jsonrpc_runtime::transport::{TcpAcceptor, TcpConnector};
+use jsonrpc_runtime::{Config, Peer};
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
@@ -128,11 +128,7 @@ fn measure(scenario: &'static str, addr: SocketAddr, frame: Option<Vec<u8>>) -> 
         })
     });
     let latencies = jsonrpc_benches::runtime().block_on(async {
-        let peer = Peer::spawn(
-            Transport::connect_tcp(addr, &Config::default())
-                .await
-                .unwrap(),
-        );
+        let peer = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
         // Let the flood start.
         tokio::time::sleep(Duration::from_millis(200)).await;
         let mut latencies = Vec::new();

@@ -10,7 +10,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use jsonrpc_benches::{runtime, sys};
-use jsonrpc_runtime::{Config, Peer, Transport};
+use jsonrpc_runtime::transport::{TcpConnector, WebSocketConnector};
+use jsonrpc_runtime::{Config, Peer};
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::Command;
@@ -55,10 +56,13 @@ fn main() {
 async fn connect(transport: &str, addr: &str) -> Peer {
     let config = Config::default();
     let transport = match transport {
-        "ws" => Transport::connect_websocket(addr, &config)
+        "ws" => WebSocketConnector::new(addr)
+            .connect()
             .await
             .expect("connect"),
-        _ => Transport::connect_tcp(addr, &config)
+        _ => TcpConnector::new(addr)
+            .codec(&config)
+            .connect()
             .await
             .expect("connect"),
     };

@@ -148,7 +148,10 @@ fn bench_shape<P: DeserializeOwned>(
         });
         // The in-process entry point: no transport, no copy through a pipe.
         group.bench_function(BenchmarkId::new("ours_respond", &mib), |b| {
-            b.iter(|| rt.block_on(router.respond(black_box(&body))).expect("an answer"))
+            b.iter(|| {
+                rt.block_on(router.respond(black_box(&body)))
+                    .expect("an answer")
+            })
         });
         group.bench_function(BenchmarkId::new("ours_fresh_peer", &mib), |b| {
             b.iter_custom(|iters| {

@@ -53,8 +53,10 @@ use jsonrpc_benches::service::{hand_router, State};
 use jsonrpc_benches::sys::{self, sh, thread_cpu, ThreadCpu};
 use jsonrpc_benches::{floor, jsonrpsee_side, raw, AddParams};
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::{TcpAcceptor, WebSocketAcceptor};
-use jsonrpc_runtime::{Config, Peer, Transport};
+use jsonrpc_runtime::transport::{
+    TcpAcceptor, TcpConnector, WebSocketAcceptor, WebSocketConnector,
+};
+use jsonrpc_runtime::Peer;
 use jsonrpsee::core::client::ClientT as _;
 use jsonrpsee_ws_client::WsClient;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
@@ -157,12 +159,11 @@ async fn connect(imp: &str, addr: SocketAddr) -> Conn {
             }))
         }
         "ours_tcp" => Conn::Ours(Peer::spawn(
-            Transport::connect_tcp(addr, &Config::default())
-                .await
-                .expect("connect"),
+            TcpConnector::new(addr).connect().await.expect("connect"),
         )),
         "ours_websocket" => Conn::Ours(Peer::spawn(
-            Transport::connect_websocket(&format!("ws://{addr}/"), &Config::default())
+            WebSocketConnector::new(&format!("ws://{addr}/"))
+                .connect()
                 .await
                 .expect("connect"),
         )),

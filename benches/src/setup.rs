@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::{ChildHandle, WebSocketAcceptor};
+use jsonrpc_runtime::transport::{ChildHandle, WebSocketAcceptor, WebSocketConnector};
 use jsonrpc_runtime::{ChildProcess, Peer, Server, Transport};
 use tokio::net::{TcpListener, TcpStream, UnixStream};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -78,8 +78,8 @@ pub async fn ours(kind: Kind, server_bin: &Path) -> Ours {
         Kind::Unix => {
             let (a, b) = UnixStream::pair().expect("socketpair");
             (
-                Transport::unix(a, &config),
-                Some(serve(Transport::unix(b, &config))),
+                Transport::from_unix(a, &config),
+                Some(serve(Transport::from_unix(b, &config))),
                 None,
                 None,
             )
@@ -87,8 +87,8 @@ pub async fn ours(kind: Kind, server_bin: &Path) -> Ours {
         Kind::Tcp => {
             let (a, b) = tcp_pair().await;
             (
-                Transport::tcp(a, &config),
-                Some(serve(Transport::tcp(b, &config))),
+                Transport::from_tcp(a, &config),
+                Some(serve(Transport::from_tcp(b, &config))),
                 None,
                 None,
             )
@@ -105,7 +105,8 @@ pub async fn ours(kind: Kind, server_bin: &Path) -> Ours {
             let listener = Listener::new(acceptor)
                 .config(config.clone())
                 .spawn(hand_router(state.clone()));
-            let transport = Transport::connect_websocket(&url, &config)
+            let transport = WebSocketConnector::new(&url)
+                .connect()
                 .await
                 .expect("connect");
             (transport, None, Some(listener), None)

@@ -49,7 +49,9 @@ use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use jsonrpc_runtime::codec::{Frame, Framing};
 use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Request};
-use jsonrpc_runtime::transport::{ChildHandle, TransportError};
+use jsonrpc_runtime::transport::{
+    ChildHandle, TcpConnector, TransportError, UnixConnector, WebSocketConnector,
+};
 use jsonrpc_runtime::{ChildProcess, Config, Id, Transport};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -165,13 +167,18 @@ impl Target {
     async fn connect(&self, config: &Config) -> Result<Connection, String> {
         let failed = |e: &dyn std::fmt::Display| format!("cannot connect to {}: {e}", self.label());
         let transport = match self {
-            Target::Tcp(addr) => Transport::connect_tcp(addr.as_str(), config)
+            Target::Tcp(addr) => TcpConnector::new(addr.as_str())
+                .codec(config)
+                .connect()
                 .await
                 .map_err(|e| failed(&e))?,
-            Target::Unix(path) => Transport::connect_unix(path, config)
+            Target::Unix(path) => UnixConnector::new(path)
+                .codec(config)
+                .connect()
                 .await
                 .map_err(|e| failed(&e))?,
-            Target::Ws(url) => Transport::connect_websocket(url, config)
+            Target::Ws(url) => WebSocketConnector::new(url)
+                .connect()
                 .await
                 .map_err(|e| failed(&e))?,
             Target::Child(words) => {

@@ -35,8 +35,8 @@
 //! that made it (see `docs/deploy.md`).
 //!
 //! `--bearer NAME=TOKEN` (as many as there are users) makes every request
-//! carry `Authorization: Bearer TOKEN`, checked by the config's
-//! [`on_connect`](Config::on_connect) hook: without one the answer is
+//! carry `Authorization: Bearer TOKEN`, checked by the listener's
+//! [`on_connect`](McpHttpListener::on_connect) hook: without one the answer is
 //! `401` with `WWW-Authenticate: Bearer realm="mcp"`, with a token no user
 //! has it is `401` with `error="invalid_token"` (RFC 6750), and a valid
 //! one makes NAME the caller's identity. A session belongs to the user
@@ -65,10 +65,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::connection::Refusal;
 use jsonrpc_runtime::server::McpHttpListener;
 use jsonrpc_runtime::tls::ServerTls;
-use jsonrpc_runtime::transport::{Acceptor, PeerAddr, TcpAcceptor, TlsAcceptor};
+use jsonrpc_runtime::transport::{Acceptor, TcpAcceptor, TlsAcceptor};
 use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Router, Transport};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -599,18 +600,24 @@ fn is_b64token(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
 }
 
-/// `Config::mcp()`, with a hook that checks every request's bearer token
-/// when there are users: a missing or unknown token is refused with `401`
-/// and a `WWW-Authenticate` challenge (RFC 6750 section 3), a known one
-/// gives the request its user's name as its identity, which binds the
-/// session it opens to that user.
-fn config(users: &HashMap<String, String>) -> Config {
-    let config = Config::mcp();
+/// `listener` with a hook that checks every request's bearer token when
+/// there are users: a missing or unknown token is refused with `401` and a
+/// `WWW-Authenticate` challenge (RFC 6750 section 3), a known one gives the
+/// request its user's name as its identity, which binds the session it
+/// opens to that user.
+fn authenticated<A>(
+    listener: McpHttpListener<A>,
+    users: &HashMap<String, String>,
+) -> McpHttpListener<A>
+where
+    A: Acceptor,
+    A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     if users.is_empty() {
-        return config;
+        return listener;
     }
     let users = users.clone();
-    config.on_connect(move |info| {
+    listener.on_connect(move |info| {
         let Some(token) = info.bearer_token() else {
             return Err(Refusal::unauthorized("a bearer token is required")
                 .header("www-authenticate", &format!("Bearer realm=\"{REALM}\"")));
@@ -717,8 +724,7 @@ where
     A: Acceptor,
     A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    let mut listener = listener
-        .config(config(&options.users))
+    let mut listener = authenticated(listener, &options.users)
         .on_session_close(|id, why| eprintln!("mcp_server: session {id} ended: {why}"));
     if let Some(tag) = &options.instance_tag {
         listener = listener.instance_tag(tag);

@@ -20,6 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::codec::{Frame, Framing};
+use jsonrpc_runtime::transport::{TcpConnector, UnixConnector, WebSocketConnector};
 use jsonrpc_runtime::{ChildProcess, Config, Transport};
 use serde_json::Value;
 
@@ -123,15 +124,20 @@ async fn connect(options: &Options) -> Result<Connected, String> {
             let (transport, handle) = child.into_parts();
             Ok((transport, Some(handle)))
         }
-        Target::Tcp(addr) => Transport::connect_tcp(addr.as_str(), &config)
+        Target::Tcp(addr) => TcpConnector::new(addr.as_str())
+            .codec(&config)
+            .connect()
             .await
             .map(|t| (t, None))
             .map_err(|e| failed(&e)),
-        Target::Unix(path) => Transport::connect_unix(path, &config)
+        Target::Unix(path) => UnixConnector::new(path)
+            .codec(&config)
+            .connect()
             .await
             .map(|t| (t, None))
             .map_err(|e| failed(&e)),
-        Target::Ws(url) => Transport::connect_websocket(url.as_str(), &config)
+        Target::Ws(url) => WebSocketConnector::new(url.as_str())
+            .connect()
             .await
             .map(|t| (t, None))
             .map_err(|e| failed(&e)),

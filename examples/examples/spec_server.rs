@@ -61,13 +61,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jsonrpc_runtime::codec::Framing;
+use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
 use jsonrpc_runtime::router::Metrics;
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
 use jsonrpc_runtime::tls::ServerTls;
 use jsonrpc_runtime::transport::{
-    Acceptor, PeerAddr, TcpAcceptor, TlsAcceptor, UnixAcceptor, WebSocketAcceptor,
+    Acceptor, TcpAcceptor, TlsAcceptor, UnixAcceptor, WebSocketAcceptor,
 };
 use jsonrpc_runtime::{rpc, CloseReason, Config, Context, ErrorObject, Peer, Router, Transport};
 use schemars::JsonSchema;

@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
+use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor};
-use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
+use jsonrpc_runtime::transport::{TcpAcceptor, TcpConnector};
+use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router};
 
 #[path = "support/logging.rs"]
 mod logging;
@@ -42,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..3i64 {
         let config = config.clone();
         clients.push(tokio::spawn(async move {
-            let client = Peer::spawn(Transport::connect_tcp(addr, &config).await?);
+            let client = Peer::spawn(TcpConnector::new(addr).codec(&config).connect().await?);
             let greeting: String = client.call("hello", ()).await?;
             let sum: i64 = client.call("add", (i, 10)).await?;
             client.close(Duration::from_secs(1)).await;

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::UnixAcceptor;
-use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
+use jsonrpc_runtime::transport::{UnixAcceptor, UnixConnector};
+use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router};
 
 #[path = "support/logging.rs"]
 mod logging;
@@ -28,7 +28,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .spawn(router.clone());
     println!("listening on unix {}", path.display());
 
-    let client = Peer::spawn(Transport::connect_unix(&path, &config).await?);
+    let client = Peer::spawn(UnixConnector::new(&path).codec(&config).connect().await?);
     let sum: i64 = client.call("add", (40, 2)).await?;
     println!("add(40, 2) = {sum}");
     println!("live connections: {}", server.live_connections());

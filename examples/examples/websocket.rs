@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::WebSocketAcceptor;
-use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Transport};
+use jsonrpc_runtime::transport::{WebSocketAcceptor, WebSocketConnector};
+use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router};
 
 #[path = "support/logging.rs"]
 mod logging;
@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Peer::builder()
         .config(config.clone())
         .router(client_routes)
-        .spawn(Transport::connect_websocket(&url, &config).await?);
+        .spawn(WebSocketConnector::new(&url).connect().await?);
     let greeting: String = client.call("greet", ()).await?;
     println!("greet() = {greeting:?}");
 

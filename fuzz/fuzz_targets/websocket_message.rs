@@ -18,6 +18,7 @@
 use futures_util::StreamExt as _;
 use jsonrpc_runtime::codec::{Frame, FrameRefusal};
 use jsonrpc_runtime::transport::TransportError;
+use jsonrpc_runtime::transport::OpenOptions;
 use jsonrpc_runtime::{Config, Transport};
 use libfuzzer_sys::fuzz_target;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
@@ -219,7 +220,7 @@ fn close_code(error: &TransportError) -> Option<u16> {
 /// Everything the transport yields, up to and including its first error.
 async fn serve(stream: tokio::io::DuplexStream, max: usize) -> Vec<Result<Frame, TransportError>> {
     let config = Config::default().max_frame_len(max);
-    let mut transport = Transport::websocket_server(stream, &config)
+    let mut transport = Transport::websocket_server(stream, &OpenOptions::new(&config))
         .await
         .expect("the fixed handshake is accepted");
     let mut items = Vec::new();

@@ -24,6 +24,7 @@ const PARTIAL: &str = "partial";
 const RENAME_ALL: &str = "rename_all";
 const BOUND: &str = "bound";
 const CLIENT: &str = "client";
+const CRATE: &str = "crate";
 const SERVER: &str = "server";
 const RENAME: &str = "rename";
 const PARAMS: &str = "params";
@@ -45,6 +46,8 @@ pub(crate) struct ServiceArgs {
     pub(crate) rename_all: Option<Spanned<String>>,
     pub(crate) bound: Option<Spanned<Vec<syn::WherePredicate>>>,
     pub(crate) client: Option<syn::Ident>,
+    /// `crate = "..."`: the path the generated code names the runtime by.
+    pub(crate) krate: Option<syn::Path>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -297,8 +300,28 @@ pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
                 );
             }
             Ok(())
+        } else if meta.path.is_ident(CRATE) {
+            // crate = "my_facade::jsonrpc"
+            if once(cx, &out.krate, &meta, CRATE) {
+                if let Some(text) = string_value(cx, &meta, "crate = \"my_facade::jsonrpc\"")? {
+                    match syn::parse_str::<syn::Path>(&text.value) {
+                        Ok(path) => out.krate = Some(path),
+                        Err(_) => cx.error_at(
+                            text.span,
+                            format!(
+                                "`{}` is not a path; write the path the runtime is \
+                                 re-exported at, like `crate = \"my_facade::jsonrpc\"`",
+                                text.value
+                            ),
+                        ),
+                    }
+                }
+            } else {
+                meta.value()?.parse::<syn::Expr>()?;
+            }
+            Ok(())
         } else {
-            unknown(cx, &meta, "one of `rename_all`, `bound`, `client`")
+            unknown(cx, &meta, "one of `rename_all`, `bound`, `client`, `crate`")
         }
     });
     if let Err(e) = parser.parse2(args) {

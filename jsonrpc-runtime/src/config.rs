@@ -5,10 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderName, HeaderValue, InvalidHeaderValue, AUTHORIZATION};
-
 use crate::codec::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
-use crate::connection::{ConnectHook, ConnectionInfo, Refusal};
 use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{
@@ -16,7 +13,6 @@ use crate::message::{
 };
 use crate::policy::{CancellationPolicy, Gate, Lifecycle, ProgressPolicy, SharedBudget};
 
-mod connection;
 mod strategies;
 
 pub(crate) use self::strategies::IdKind;
@@ -68,10 +64,6 @@ pub struct Config {
     pub(crate) extras: Extras,
     pub(crate) extras_for: Option<ExtrasFn>,
     pub(crate) skip_blank_lines: bool,
-    pub(crate) on_connect: Option<ConnectHook>,
-    pub(crate) request_headers: HeaderMap,
-    #[cfg(feature = "tower")]
-    pub(crate) outbound: Option<crate::peer::OutboundStack>,
 }
 
 type ExtrasFn = Arc<dyn Fn(&Id) -> Extras + Send + Sync>;
@@ -109,10 +101,6 @@ impl Default for Config {
             extras: Extras::new(),
             extras_for: None,
             skip_blank_lines: false,
-            on_connect: None,
-            request_headers: HeaderMap::new(),
-            #[cfg(feature = "tower")]
-            outbound: None,
         }
     }
 }
@@ -141,8 +129,6 @@ impl fmt::Debug for Config {
             .field("extras", &self.extras)
             .field("extras_for", &self.extras_for.as_ref().map(|_| ".."))
             .field("skip_blank_lines", &self.skip_blank_lines)
-            .field("on_connect", &self.on_connect.as_ref().map(|_| ".."))
-            .field("request_headers", &self.request_headers)
             .finish_non_exhaustive()
     }
 }
@@ -346,8 +332,23 @@ impl Config {
         self
     }
 
-    /// The framer transports built from this config use.
-    pub(crate) fn codec(&self) -> FramingCodec {
+    /// The framer this config describes ([`framing`](Self::framing),
+    /// [`max_frame_len`](Self::max_frame_len),
+    /// [`skip_blank_lines`](Self::skip_blank_lines)), for a transport:
+    /// every transport that frames a byte stream takes one (a `&Config`
+    /// converts too).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::codec::FramingCodec;
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// assert!(matches!(Config::lsp().codec(), FramingCodec::ContentLength(_)));
+    /// let codec: FramingCodec = (&Config::mcp()).into();
+    /// assert!(matches!(codec, FramingCodec::Lines(_)));
+    /// ```
+    pub fn codec(&self) -> FramingCodec {
         match self.framing.codec(self.max_frame_len) {
             FramingCodec::Lines(lines) => {
                 FramingCodec::Lines(lines.skip_blank_lines(self.skip_blank_lines))
@@ -605,5 +606,11 @@ impl Config {
     /// The classification rules in force.
     pub fn parse_options(&self) -> ParseOptions {
         self.parse
+    }
+}
+
+impl From<&Config> for FramingCodec {
+    fn from(config: &Config) -> Self {
+        config.codec()
     }
 }

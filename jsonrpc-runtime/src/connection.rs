@@ -1,28 +1,56 @@
 //! Who is calling: what a server knows about a connection
 //! ([`ConnectionInfo`]: the client's address, and for HTTP and WebSocket the
-//! request's path and headers), the hook that accepts or refuses a
-//! connection and attaches state to it ([`Config::on_connect`]), and the
-//! refusal it answers with ([`Refusal`]).
+//! request's path and headers), where it came from ([`PeerAddr`]), and the
+//! refusal a listener's `on_connect` hook answers with ([`Refusal`]).
 //!
 //! Handlers read it from [`Context::connection`](crate::Context::connection),
 //! gates from [`GateInput::connection`](crate::policy::GateInput), tower
 //! layers through the request's context.
-//!
-//! [`Config::on_connect`]: crate::Config::on_connect
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Extensions, StatusCode, Uri};
 
-use crate::transport::PeerAddr;
+/// Where a connection came from.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::connection::PeerAddr;
+///
+/// let addr = PeerAddr::Tcp("127.0.0.1:4000".parse().unwrap());
+/// assert_eq!(addr.to_string(), "127.0.0.1:4000");
+/// assert_eq!(PeerAddr::Unix(None).to_string(), "(unnamed unix socket)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PeerAddr {
+    /// A TCP (or WebSocket) client's address.
+    Tcp(std::net::SocketAddr),
+    /// A Unix-socket client's path; `None` for an unnamed socket, which is
+    /// what clients almost always use.
+    Unix(Option<PathBuf>),
+}
+
+impl fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerAddr::Tcp(addr) => fmt::Display::fmt(addr, f),
+            PeerAddr::Unix(Some(path)) => fmt::Display::fmt(&path.display(), f),
+            PeerAddr::Unix(None) => f.write_str("(unnamed unix socket)"),
+        }
+    }
+}
 
 /// What a server knows about one connection: where it came from, and for
 /// connections that began with an HTTP request (a WebSocket handshake, each
 /// `POST` of JSON-RPC over HTTP) the request's URI and headers. It also
-/// carries typed state that a [`Config::on_connect`](crate::Config::on_connect)
-/// hook attached, such as the authenticated user.
+/// carries typed state that a listener's `on_connect` hook (such as
+/// [`Listener::on_connect`](crate::server::Listener::on_connect)) attached,
+/// such as the authenticated user.
 ///
 /// Every peer has one: [`Peer::connection`](crate::Peer::connection). For
 /// transports that are not a server's connection (stdio, a child process,
@@ -33,7 +61,7 @@ use crate::transport::PeerAddr;
 ///
 /// ```
 /// use jsonrpc_runtime::connection::ConnectionInfo;
-/// use jsonrpc_runtime::transport::PeerAddr;
+/// use jsonrpc_runtime::connection::PeerAddr;
 ///
 /// #[derive(Clone, Debug, PartialEq)]
 /// struct User(String);
@@ -123,8 +151,7 @@ impl ConnectionInfo {
     }
 
     /// The headers, to change before the connection is served (in a test,
-    /// or an [`on_connect`](crate::Config::on_connect) hook that strips a
-    /// secret).
+    /// or a listener's `on_connect` hook that strips a secret).
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.headers
     }
@@ -173,9 +200,8 @@ impl ConnectionInfo {
         self.extensions.insert(value)
     }
 
-    /// Says who the caller is, for state that belongs to one caller: an
-    /// [`on_connect`](crate::Config::on_connect) hook that checked a
-    /// credential sets it (a user name, an account id, a token's subject).
+    /// Says who the caller is, for state that belongs to one caller: a
+    /// listener's `on_connect` hook that checked a credential sets it (a user name, an account id, a token's subject).
     /// The runtime compares identities and nothing more: an MCP session
     /// ([`McpHttpListener`](crate::server::McpHttpListener)) belongs to the
     /// identity that sent its `initialize`, and a request with another one
@@ -187,10 +213,10 @@ impl ConnectionInfo {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::connection::Refusal;
-    /// use jsonrpc_runtime::Config;
+    /// use jsonrpc_runtime::connection::{ConnectionInfo, Refusal};
     ///
-    /// let config = Config::mcp().on_connect(|info| {
+    /// // Given to `McpHttpListener::on_connect`, say.
+    /// let hook = |info: &mut ConnectionInfo| {
     ///     let user = match info.bearer_token() {
     ///         Some("token-of-alice") => "alice",
     ///         Some("token-of-bob") => "bob",
@@ -198,8 +224,12 @@ impl ConnectionInfo {
     ///     };
     ///     info.set_identity(user);
     ///     Ok(())
-    /// });
-    /// # let _ = config;
+    /// };
+    /// let mut info = ConnectionInfo::new();
+    /// info.headers_mut().insert("authorization", "Bearer token-of-bob".parse().unwrap());
+    /// hook(&mut info)?;
+    /// assert_eq!(info.identity(), Some("bob"));
+    /// # Ok::<(), Refusal>(())
     /// ```
     pub fn set_identity(&mut self, identity: impl Into<String>) {
         self.identity = Some(Arc::from(identity.into()));
@@ -246,8 +276,8 @@ impl ConnectionInfo {
     }
 }
 
-/// Why a connection was refused by a [`Config::on_connect`](crate::Config::on_connect)
-/// hook, and what the client is told.
+/// Why a listener's `on_connect` hook refused a connection, and what the
+/// client is told.
 ///
 /// Over HTTP (JSON-RPC over HTTP, the WebSocket handshake) the client gets
 /// the status, the headers and the reason as a plain-text body. A raw socket
@@ -375,5 +405,6 @@ impl fmt::Display for Refusal {
 /// ([`Context::caller`](crate::Context::caller)).
 pub(crate) type CallerSlot = Arc<std::sync::Mutex<Option<Arc<ConnectionInfo>>>>;
 
-/// The hook [`Config::on_connect`](crate::Config::on_connect) installs.
+/// The hook a listener's `on_connect` installs: it vets each connection
+/// before its first message is read.
 pub(crate) type ConnectHook = Arc<dyn Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync>;

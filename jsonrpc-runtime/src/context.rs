@@ -109,7 +109,7 @@ impl Context {
 
     /// Who is calling: the client's address, the path and headers of the
     /// HTTP request the connection began with (a WebSocket handshake, an
-    /// HTTP `POST`), and state a [`Config::on_connect`](crate::Config::on_connect)
+    /// HTTP `POST`), and state a listener's `on_connect`
     /// hook attached, such as the authenticated user. Empty where nothing is
     /// known (see [`ConnectionInfo`]).
     ///
@@ -137,7 +137,7 @@ impl Context {
     /// [`connection`](Self::connection) is the caller of the session's
     /// `initialize` and this is the `POST` that carried this message: its
     /// address, headers (a refreshed token, say) and the state the
-    /// [`on_connect`](crate::Config::on_connect) hook attached to it. Its
+    /// listener's `on_connect` hook attached to it. Its
     /// [`identity`](ConnectionInfo::identity) is always the session's: a
     /// request from another one never reaches the session. Everywhere
     /// else every message comes from the connection's caller, and this is

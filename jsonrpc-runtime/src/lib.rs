@@ -27,12 +27,12 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `macros` | yes | `#[rpc]` and `#[derive(RpcError)]` |
-//! | `websocket` | no | `Transport::connect_websocket`, `transport::WebSocketAcceptor` and the other WebSocket handshakes, on tokio-tungstenite |
-//! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `Transport::http` |
-//! | `mcp-http` | no | MCP over Streamable HTTP (implies `http`): `server::McpHttpListener` (a `Peer` per session, SSE streams resumable with `Last-Event-ID`, session ids a load balancer can route on, idle expiry, `Origin` checks) and the client `Transport::mcp_http` |
+//! | `websocket` | no | `transport::WebSocketConnector` (`ws://`, `wss://`), `transport::WebSocketAcceptor` and the handshakes over any stream, on tokio-tungstenite |
+//! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `transport::HttpConnector` |
+//! | `mcp-http` | no | MCP over Streamable HTTP (implies `http`): `server::McpHttpListener` (a `Peer` per session, SSE streams resumable with `Last-Event-ID`, session ids a load balancer can route on, idle expiry, `Origin` checks) and the client `transport::McpHttpConnector` |
 //! | `tower` | no | middleware: `Router::layer` with any tower layer, and the `router::Metrics` layer (Prometheus text) |
 //! | `openrpc` | no | `openrpc::Document` (OpenRPC 1.3 with JSON Schemas from schemars) and `Router::discover` (`rpc.discover`) |
-//! | `tls` | no | TLS on rustls (the `ring` provider): `tls::ServerTls` and `tls::ClientTls` from PEM files, `transport::TlsAcceptor` and `Transport::connect_tls`; with `http`, HTTPS (`HttpListener` over a `TlsAcceptor`, `Transport::http_tls`); with `websocket`, `wss://` (`WebSocketAcceptor::tls`, `Transport::connect_websocket_tls`) |
+//! | `tls` | no | TLS on rustls (the `ring` provider): `tls::ServerTls` and `tls::ClientTls` from PEM files, `transport::TlsAcceptor`, and `tls(..)` on the connectors of TCP, `wss://` and `https://` |
 //! | `tls-webpki-roots` | no | `tls::ClientTls::webpki_roots`: Mozilla's root certificates, compiled in |
 //!
 //! # Examples
@@ -126,7 +126,7 @@ pub use self::server::Server;
 pub use self::transport::{ChildProcess, Transport};
 
 /// The `http` crate, whose header, URI and extension types
-/// [`ConnectionInfo`] and [`Config::request_header`] use: re-exported so
+/// [`ConnectionInfo`] and the connectors' `header` use: re-exported so
 /// they need no second version.
 pub use http;
 

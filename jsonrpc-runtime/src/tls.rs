@@ -15,9 +15,9 @@
 //!
 //! | transport | server | client |
 //! |---|---|---|
-//! | TLS over TCP | [`TlsAcceptor`](crate::transport::TlsAcceptor) with a [`Listener`](crate::server::Listener) | [`Transport::connect_tls`](crate::Transport::connect_tls) |
-//! | HTTPS (feature `http`) | `HttpListener` over a [`TlsAcceptor`](crate::transport::TlsAcceptor) | `Transport::http_tls` |
-//! | WebSocket over TLS, `wss://` (feature `websocket`) | `WebSocketAcceptor::tls` | `Transport::connect_websocket_tls` |
+//! | TLS over TCP | [`TlsAcceptor`](crate::transport::TlsAcceptor) with a [`Listener`](crate::server::Listener) | [`TcpConnector`](crate::transport::TcpConnector) with [`tls`](crate::transport::Connector::tls) |
+//! | HTTPS (feature `http`) | `HttpListener` over a [`TlsAcceptor`](crate::transport::TlsAcceptor) | `HttpConnector` with `tls`, `https://` |
+//! | WebSocket over TLS, `wss://` (feature `websocket`) | `WebSocketAcceptor::tls` | `WebSocketConnector` with `tls`, `wss://` |
 //!
 //! # ALPN
 //!
@@ -41,8 +41,8 @@
 //! use std::time::Duration;
 //! use jsonrpc_runtime::server::Listener;
 //! use jsonrpc_runtime::tls::{ClientTls, ServerTls};
-//! use jsonrpc_runtime::transport::TlsAcceptor;
-//! use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+//! use jsonrpc_runtime::transport::{TcpConnector, TlsAcceptor};
+//! use jsonrpc_runtime::{ErrorObject, Peer, Router};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let cert = rcgen::generate_simple_self_signed(["localhost".to_owned()])?;
@@ -55,7 +55,7 @@
 //! let server = Listener::new(acceptor).spawn(router);
 //!
 //! let client_tls = ClientTls::from_roots_pem(cert_pem.as_bytes())?;
-//! let transport = Transport::connect_tls(addr, "localhost", &client_tls, &Config::default()).await?;
+//! let transport = TcpConnector::new(addr).tls(client_tls).server_name("localhost").connect().await?;
 //! let client = Peer::spawn(transport);
 //! assert_eq!(client.call::<String>("ping", ()).await?, "pong");
 //!
@@ -278,11 +278,11 @@ impl ServerTls {
 ///
 /// ```no_run
 /// use jsonrpc_runtime::tls::ClientTls;
-/// use jsonrpc_runtime::{Config, Transport};
+/// use jsonrpc_runtime::transport::TcpConnector;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let tls = ClientTls::from_roots_pem_file("ca.pem")?;
-/// let transport = Transport::connect_tls("rpc.example.com:9443", "rpc.example.com", &tls, &Config::default()).await?;
+/// let transport = TcpConnector::new("rpc.example.com:9443").tls(tls).connect().await?;
 /// # let _ = transport;
 /// # Ok(())
 /// # }
@@ -359,11 +359,11 @@ impl ClientTls {
     ///
     /// ```no_run
     /// use jsonrpc_runtime::tls::ClientTls;
-    /// use jsonrpc_runtime::{Config, Transport};
+    /// use jsonrpc_runtime::transport::TcpConnector;
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let tls = ClientTls::webpki_roots();
-    /// let transport = Transport::connect_tls("rpc.example.com:443", "rpc.example.com", &tls, &Config::default()).await?;
+    /// let transport = TcpConnector::new("rpc.example.com:443").tls(tls).connect().await?;
     /// # let _ = transport;
     /// # Ok(())
     /// # }

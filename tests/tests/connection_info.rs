@@ -11,7 +11,10 @@ use jsonrpc_runtime::connection::Refusal;
 use jsonrpc_runtime::http::{HeaderName, HeaderValue};
 use jsonrpc_runtime::policy::{Decision, Gate, GateInput};
 use jsonrpc_runtime::server::{HttpListener, Listener};
-use jsonrpc_runtime::transport::{HttpFailure, TcpAcceptor, WebSocketAcceptor};
+use jsonrpc_runtime::transport::{
+    kind, Connector, HttpConnector, HttpFailure, TcpAcceptor, TcpConnector, WebSocketAcceptor,
+    WebSocketConnector,
+};
 use jsonrpc_runtime::{
     CallError, CloseReason, Config, ConnectionInfo, Context, ErrorObject, Peer, Router, Transport,
 };
@@ -67,14 +70,11 @@ impl Gate for AdminOnly {
     }
 }
 
-fn client_config(token: &str) -> Config {
-    Config::default()
-        .bearer_auth(token)
-        .expect("a valid token")
-        .request_header(
-            HeaderName::from_static("x-tenant"),
-            HeaderValue::from_static("blue"),
-        )
+fn with_credentials<K: kind::Web>(connector: Connector<K>, token: &str) -> Connector<K> {
+    connector.bearer(token).header(
+        HeaderName::from_static("x-tenant"),
+        HeaderValue::from_static("blue"),
+    )
 }
 
 async fn whoami(peer: &Peer) -> Result<Value, CallError> {
@@ -87,23 +87,20 @@ async fn whoami(peer: &Peer) -> Result<Value, CallError> {
 async fn tcp_connections_report_their_address_and_carry_hook_state() {
     let accepted = Arc::new(AtomicUsize::new(0));
     let counter = accepted.clone();
-    let config = Config::default().on_connect(move |info| {
-        let n = counter.fetch_add(1, Ordering::SeqCst);
-        if n == 1 {
-            return Err(Refusal::forbidden("the second connection is refused"));
-        }
-        info.insert(User(format!("client-{n}")));
-        Ok(())
-    });
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
     let addr = acceptor.local_addr().unwrap();
-    let server = Listener::new(acceptor).config(config).spawn(router());
+    let server = Listener::new(acceptor)
+        .on_connect(move |info| {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            if n == 1 {
+                return Err(Refusal::forbidden("the second connection is refused"));
+            }
+            info.insert(User(format!("client-{n}")));
+            Ok(())
+        })
+        .spawn(router());
 
-    let first = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let first = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     assert_eq!(
         first.connection().addr().map(ToString::to_string),
         Some(addr.to_string()),
@@ -115,11 +112,7 @@ async fn tcp_connections_report_their_address_and_carry_hook_state() {
     assert_eq!(answer["path"], Value::Null, "raw TCP has no request path");
 
     // Refused: the server closes the connection without reading from it.
-    let second = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let second = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     let reason = tokio::time::timeout(ANSWER_TIMEOUT, second.closed())
         .await
         .expect("a refused connection is closed");
@@ -129,11 +122,7 @@ async fn tcp_connections_report_their_address_and_carry_hook_state() {
     );
 
     // Other connections are still served.
-    let third = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let third = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     assert_eq!(whoami(&third).await.unwrap()["user"], "client-2");
     assert_eq!(whoami(&first).await.unwrap()["user"], "client-0");
     server.shutdown(Duration::from_secs(5)).await;
@@ -141,15 +130,17 @@ async fn tcp_connections_report_their_address_and_carry_hook_state() {
 
 #[tokio::test]
 async fn websocket_handshakes_are_vetted_and_their_headers_reach_handlers() {
-    let config = Config::default()
-        .on_connect(authenticate)
-        .gate(|| AdminOnly);
+    let config = Config::default().gate(|| AdminOnly);
     let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/rpc/v2?x=1", acceptor.local_addr().unwrap());
-    let server = Listener::new(acceptor).config(config).spawn(router());
+    let server = Listener::new(acceptor)
+        .config(config)
+        .on_connect(authenticate)
+        .spawn(router());
 
     let alice = Peer::spawn(
-        Transport::connect_websocket(&url, &client_config("alice"))
+        with_credentials(WebSocketConnector::new(&url), "alice")
+            .connect()
             .await
             .unwrap(),
     );
@@ -162,7 +153,8 @@ async fn websocket_handshakes_are_vetted_and_their_headers_reach_handlers() {
     assert_eq!(refused.as_rpc().map(|e| e.code), Some((-32050).into()));
 
     let root = Peer::spawn(
-        Transport::connect_websocket(&url, &client_config("root"))
+        with_credentials(WebSocketConnector::new(&url), "root")
+            .connect()
             .await
             .unwrap(),
     );
@@ -172,16 +164,15 @@ async fn websocket_handshakes_are_vetted_and_their_headers_reach_handlers() {
     );
 
     // A bad token is refused in the handshake with the refusal's status.
-    let error = Transport::connect_websocket(&url, &client_config("mallory"))
+    let error = with_credentials(WebSocketConnector::new(&url), "mallory")
+        .connect()
         .await
         .unwrap_err();
     assert!(
         error.to_string().contains("401"),
         "the refusal's status reaches the client: {error}"
     );
-    let error = Transport::connect_websocket(&url, &Config::default())
-        .await
-        .unwrap_err();
+    let error = WebSocketConnector::new(&url).connect().await.unwrap_err();
     assert!(error.to_string().contains("401"), "{error}");
 
     // The connections let in are unaffected.
@@ -191,21 +182,32 @@ async fn websocket_handshakes_are_vetted_and_their_headers_reach_handlers() {
 
 #[tokio::test]
 async fn http_posts_are_vetted_one_by_one_and_refusals_are_http_statuses() {
-    let config = Config::default()
-        .on_connect(authenticate)
-        .gate(|| AdminOnly);
+    let config = Config::default().gate(|| AdminOnly);
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", acceptor.local_addr().unwrap());
-    let server = HttpListener::new(acceptor).config(config).spawn(router());
+    let server = HttpListener::new(acceptor)
+        .config(config)
+        .on_connect(authenticate)
+        .spawn(router());
 
-    let alice = Peer::spawn(Transport::http(&url, &client_config("alice")).unwrap());
+    let alice = Peer::spawn(
+        with_credentials(HttpConnector::new(&url), "alice")
+            .connect()
+            .await
+            .unwrap(),
+    );
     let answer = whoami(&alice).await.unwrap();
     assert_eq!(
         answer,
         json!({"user": "alice", "loopback": true, "path": "/", "tenant": "blue"})
     );
 
-    let mallory = Peer::spawn(Transport::http(&url, &client_config("mallory")).unwrap());
+    let mallory = Peer::spawn(
+        with_credentials(HttpConnector::new(&url), "mallory")
+            .connect()
+            .await
+            .unwrap(),
+    );
     let error = whoami(&mallory).await.unwrap_err();
     let failure = error
         .as_rpc()

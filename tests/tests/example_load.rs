@@ -110,7 +110,7 @@ async fn unreliable_server(requests: u64) -> (String, tokio::task::JoinHandle<()
     let addr = listener.local_addr().unwrap().to_string();
     let task = tokio::spawn(async move {
         let (stream, _) = listener.accept().await.unwrap();
-        let mut transport = Transport::tcp(stream, &Config::default());
+        let mut transport = Transport::from_tcp(stream, &Config::default());
         for _ in 0..requests {
             let Some(Ok(Frame::Message(bytes))) = transport.next().await else {
                 panic!("the client closed before sending every request");

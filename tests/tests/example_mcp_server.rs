@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::codec::Frame;
 use jsonrpc_runtime::message::{Message, Parsed};
-use jsonrpc_runtime::transport::{ChildHandle, ProcessExit, TransportError};
+use jsonrpc_runtime::transport::{ChildHandle, McpHttpConnector, ProcessExit, TransportError};
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildProcess, Config, Context, ErrorObject, Id, Peer, Router, Transport,
+    CallError, CallOptions, ChildProcess, Config, Context, ErrorObject, Id, Peer, Router,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
@@ -510,7 +510,7 @@ async fn serves_streamable_http_with_the_same_tools_and_exits_cleanly_on_sigterm
     let peer = Peer::builder()
         .config(config.clone())
         .router(client_routes())
-        .spawn(Transport::mcp_http(&url, &config).unwrap());
+        .spawn(McpHttpConnector::new(&url).connect().await.unwrap());
     let init = initialize(&peer, VERSIONS[0], json!({"roots": {}}))
         .await
         .unwrap();

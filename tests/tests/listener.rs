@@ -7,11 +7,10 @@ mod transport_support;
 use std::process::Stdio;
 use std::time::Duration;
 
+use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::{PeerAddr, TcpAcceptor};
-use jsonrpc_runtime::{
-    CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router, Transport,
-};
+use jsonrpc_runtime::transport::{TcpAcceptor, TcpConnector, UnixConnector, WebSocketConnector};
+use jsonrpc_runtime::{CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router};
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::Command;
@@ -24,11 +23,7 @@ async fn bind() -> (TcpAcceptor, std::net::SocketAddr) {
 }
 
 async fn connect(addr: std::net::SocketAddr) -> Peer {
-    Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    )
+    Peer::spawn(TcpConnector::new(addr).connect().await.unwrap())
 }
 
 #[tokio::test]
@@ -105,7 +100,7 @@ async fn shutdown_lets_running_requests_finish_and_refuses_new_ones() {
         .expect("shutdown finishes")
         .unwrap();
     // Nothing accepts anymore.
-    let refused = Transport::connect_tcp(addr, &Config::default()).await;
+    let refused = TcpConnector::new(addr).connect().await;
     assert!(refused.is_err(), "the socket is closed");
 }
 
@@ -191,11 +186,19 @@ async fn spec_server_serves_every_socket_and_exits_cleanly_on_sigterm() {
     let mut clients = Vec::new();
     for line in &lines {
         let transport = if let Some(addr) = line.strip_prefix("tcp ") {
-            Transport::connect_tcp(addr, &config).await.unwrap()
+            TcpConnector::new(addr)
+                .codec(&config)
+                .connect()
+                .await
+                .unwrap()
         } else if let Some(path) = line.strip_prefix("unix ") {
-            Transport::connect_unix(path, &config).await.unwrap()
+            UnixConnector::new(path)
+                .codec(&config)
+                .connect()
+                .await
+                .unwrap()
         } else {
-            Transport::connect_websocket(line, &config).await.unwrap()
+            WebSocketConnector::new(line).connect().await.unwrap()
         };
         clients.push(Peer::spawn(transport));
     }
@@ -227,7 +230,13 @@ async fn spec_server_over_tcp_with_content_length_framing() {
     let lines = tests::listening_lines(&mut stderr, 1).await;
     let addr = lines[0].strip_prefix("tcp ").unwrap();
     let config = Config::default().framing(jsonrpc_runtime::codec::Framing::ContentLength);
-    let client = Peer::spawn(Transport::connect_tcp(addr, &config).await.unwrap());
+    let client = Peer::spawn(
+        TcpConnector::new(addr)
+            .codec(&config)
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(client.call::<i64>("subtract", [5, 8]).await.unwrap(), -3);
     client.close(Duration::from_secs(1)).await;
     child.kill().await.unwrap();

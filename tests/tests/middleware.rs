@@ -8,6 +8,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use jsonrpc_runtime::router::{Metrics, OutboundCall, OutboundResult, RpcRequest, RpcResult};
+use jsonrpc_runtime::transport::HttpConnector;
 use jsonrpc_runtime::{rpc, CallError, Config, Context, ErrorObject, Router};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -244,7 +245,7 @@ fn spec_server_prints_its_metrics_as_prometheus_text_at_exit() {
 async fn the_http_server_serves_the_metrics_of_its_layered_routes_as_prometheus_text() {
     use jsonrpc_runtime::server::HttpListener;
     use jsonrpc_runtime::transport::TcpAcceptor;
-    use jsonrpc_runtime::{Peer, Transport};
+    use jsonrpc_runtime::Peer;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     let metrics = Metrics::new();
@@ -255,8 +256,12 @@ async fn the_http_server_serves_the_metrics_of_its_layered_routes_as_prometheus_
         .metrics("/metrics", metrics)
         .spawn(router);
 
-    let client =
-        Peer::spawn(Transport::http(&format!("http://{addr}/"), &Config::default()).unwrap());
+    let client = Peer::spawn(
+        HttpConnector::new(format!("http://{addr}/"))
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(client.call::<i64>("add", (2, 3)).await.unwrap(), 5);
     assert!(client.call::<()>("fail", ()).await.is_err());
 
@@ -466,12 +471,13 @@ enum Refused {
 #[tokio::test]
 async fn outbound_layers_see_every_awaited_call_of_a_peer_and_of_a_generated_client() {
     let recorder = Recorder::default();
-    let config = Config::default().outbound_layer(recorder.clone());
     let (a, b) = jsonrpc_runtime::Transport::pair(8);
     let _server = jsonrpc_runtime::Peer::builder()
         .router(CalcService::default().into_router())
         .spawn(b);
-    let peer = jsonrpc_runtime::Peer::builder().config(config).spawn(a);
+    let peer = jsonrpc_runtime::Peer::builder()
+        .outbound_layer(recorder.clone())
+        .spawn(a);
 
     assert_eq!(peer.call::<i64>("add", (2, 3)).await.unwrap(), 5);
     let client = CalcClient::new(peer.clone());
@@ -506,9 +512,6 @@ async fn outbound_layers_see_every_awaited_call_of_a_peer_and_of_a_generated_cli
 
 #[tokio::test]
 async fn towers_layers_limit_and_time_out_outbound_calls() {
-    let config = Config::default()
-        .outbound_layer(tower::limit::ConcurrencyLimitLayer::new(1))
-        .outbound_layer(tower::timeout::TimeoutLayer::new(Duration::from_millis(50)));
     let (a, b) = jsonrpc_runtime::Transport::pair(8);
     let router = Router::new()
         .request("never", |(): (), _: Context| async {
@@ -518,7 +521,10 @@ async fn towers_layers_limit_and_time_out_outbound_calls() {
             Ok::<_, ErrorObject>(n)
         });
     let _server = jsonrpc_runtime::Peer::builder().router(router).spawn(b);
-    let peer = jsonrpc_runtime::Peer::builder().config(config).spawn(a);
+    let peer = jsonrpc_runtime::Peer::builder()
+        .outbound_layer(tower::limit::ConcurrencyLimitLayer::new(1))
+        .outbound_layer(tower::timeout::TimeoutLayer::new(Duration::from_millis(50)))
+        .spawn(a);
 
     let timed_out = peer.call::<()>("never", ()).await.unwrap_err();
     match &timed_out {

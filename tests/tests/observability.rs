@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use jsonrpc_runtime::transport::HttpConnector;
 use jsonrpc_runtime::{Config, Context, ErrorObject, Router};
 use tests::RawClient;
 
@@ -253,27 +254,33 @@ fn rust_log_shows_an_examples_wire_on_stderr_and_leaves_stdout_to_json_rpc() {
 }
 
 /// JSON-RPC over HTTP: one `add`, one unknown method, and a `POST` the
-/// config's `on_connect` hook refuses (no bearer token).
+/// listener's `on_connect` hook refuses (no bearer token).
 async fn http_traffic() {
     use jsonrpc_runtime::connection::Refusal;
     use jsonrpc_runtime::server::HttpListener;
     use jsonrpc_runtime::transport::TcpAcceptor;
-    use jsonrpc_runtime::{CallError, Peer, Transport};
+    use jsonrpc_runtime::{CallError, Peer};
 
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
     let addr = acceptor.local_addr().unwrap();
-    let config = Config::default().on_connect(|info| match info.bearer_token() {
-        Some("let-me-in") => Ok(()),
-        _ => Err(Refusal::unauthorized("a bearer token is required")),
-    });
-    let server = HttpListener::new(acceptor).config(config).spawn(router());
+    let server = HttpListener::new(acceptor)
+        .on_connect(|info| match info.bearer_token() {
+            Some("let-me-in") => Ok(()),
+            _ => Err(Refusal::unauthorized("a bearer token is required")),
+        })
+        .spawn(router());
     let url = format!("http://{addr}/");
-    let client_config = Config::default().bearer_auth("let-me-in").unwrap();
-    let client = Peer::spawn(Transport::http(&url, &client_config).unwrap());
+    let client = Peer::spawn(
+        HttpConnector::new(&url)
+            .bearer("let-me-in")
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(client.call::<i64>("add", (2, 3)).await.unwrap(), 5);
     let unknown = client.call::<i64>("nope", ()).await.unwrap_err();
     assert!(matches!(unknown, CallError::Rpc(_)), "{unknown:?}");
-    let stranger = Peer::spawn(Transport::http(&url, &Config::default()).unwrap());
+    let stranger = Peer::spawn(HttpConnector::new(&url).connect().await.unwrap());
     let refused = stranger.call::<i64>("add", (1, 1)).await.unwrap_err();
     assert!(matches!(refused, CallError::Rpc(_)), "{refused:?}");
     server.shutdown(std::time::Duration::from_secs(1)).await;

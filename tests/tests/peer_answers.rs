@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use jsonrpc_runtime::codec::{ContentLengthCodec, LineCodec};
 use jsonrpc_runtime::policy::CancellationPolicy;
+use jsonrpc_runtime::transport::TcpConnector;
 use jsonrpc_runtime::{
     CallError, CallOptions, Config, Context, ErrorObject, Peer, Reply, Router, SendError, Transport,
 };
@@ -100,11 +101,7 @@ async fn pretty_values_travel_over_tcp_and_the_memory_pair() {
         .unwrap();
     let addr = acceptor.local_addr().unwrap();
     let server = jsonrpc_runtime::server::Listener::new(acceptor).spawn(pretty_router());
-    let client = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     pretty_values_travel(&client).await;
     client.close_now().await;
     server.shutdown(Duration::from_secs(1)).await;

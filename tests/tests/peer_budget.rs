@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use jsonrpc_runtime::codec::LineCodec;
+use jsonrpc_runtime::transport::TcpConnector;
 use jsonrpc_runtime::{Config, Peer, SendError, Transport};
 use serde_json::json;
 use tests::ANSWER_TIMEOUT;
@@ -115,7 +116,13 @@ async fn a_client_that_never_reads_leaves_the_server_memory_within_the_budget() 
     let config = Config::default();
 
     // Warm up with the same traffic, read as it should be, then measure.
-    let warm = Peer::spawn(Transport::connect_tcp(&addr, &config).await.unwrap());
+    let warm = Peer::spawn(
+        TcpConnector::new(&addr)
+            .codec(&config)
+            .connect()
+            .await
+            .unwrap(),
+    );
     for _ in 0..200 {
         let _: serde_json::Value = warm.call("echo", json!({ "pad": pad })).await.unwrap();
     }
@@ -169,7 +176,13 @@ async fn a_client_that_never_reads_leaves_the_server_memory_within_the_budget() 
     );
 
     // Another connection is still served.
-    let other = Peer::spawn(Transport::connect_tcp(&addr, &config).await.unwrap());
+    let other = Peer::spawn(
+        TcpConnector::new(&addr)
+            .codec(&config)
+            .connect()
+            .await
+            .unwrap(),
+    );
     let echoed: serde_json::Value = tokio::time::timeout(
         ANSWER_TIMEOUT,
         other.call("echo", json!({"still": "served"})),

@@ -33,8 +33,9 @@ use jsonrpc_runtime::__private::SIZE_THRESHOLDS;
 use jsonrpc_runtime::codec::{Frame, Framing};
 use jsonrpc_runtime::server::{HttpListener, Listener, McpHttpListener};
 use jsonrpc_runtime::transport::{
-    Acceptor, ChildHandle, ChildProcess, TcpAcceptor, TransportError, UnixAcceptor,
-    WebSocketAcceptor,
+    Acceptor, ChildHandle, ChildProcess, HttpConnector, McpHttpConnector, TcpAcceptor,
+    TcpConnector, TransportError, UnixAcceptor, UnixConnector, WebSocketAcceptor,
+    WebSocketConnector,
 };
 use jsonrpc_runtime::{CallError, Config, Context, ErrorObject, Peer, Router, Server, Transport};
 use serde_json::value::RawValue;
@@ -282,13 +283,19 @@ impl Site {
                 let (read, write) = tokio::io::split(ours);
                 Transport::from_io(read, write, self.kind.framing().codec(max))
             }
-            Kind::Tcp => Transport::connect_tcp(&self.address, &config)
+            Kind::Tcp => TcpConnector::new(&self.address)
+                .codec(&config)
+                .connect()
                 .await
                 .unwrap(),
-            Kind::Unix => Transport::connect_unix(&self.address, &config)
+            Kind::Unix => UnixConnector::new(&self.address)
+                .codec(&config)
+                .connect()
                 .await
                 .unwrap(),
-            Kind::WebSocket => Transport::connect_websocket(&self.address, &config)
+            Kind::WebSocket => WebSocketConnector::new(&self.address)
+                .max_frame_len(self.scale.max_frame_len)
+                .connect()
                 .await
                 .unwrap(),
             Kind::ChildLines | Kind::ChildContentLength => {
@@ -302,8 +309,16 @@ impl Site {
                 self.children.lock().unwrap().push(child);
                 transport
             }
-            Kind::Http => Transport::http(&self.address, &config).unwrap(),
-            Kind::McpHttp => Transport::mcp_http(&self.address, &config).unwrap(),
+            Kind::Http => HttpConnector::new(&self.address)
+                .max_frame_len(self.scale.max_frame_len)
+                .connect()
+                .await
+                .unwrap(),
+            Kind::McpHttp => McpHttpConnector::new(&self.address)
+                .max_frame_len(self.scale.max_frame_len)
+                .connect()
+                .await
+                .unwrap(),
         }
     }
 

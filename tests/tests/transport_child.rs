@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::future::join_all;
 use futures_util::{SinkExt as _, StreamExt as _};
-use jsonrpc_runtime::codec::{Frame, FrameRefusal, Framing, DEFAULT_MAX_FRAME_LEN};
+use jsonrpc_runtime::codec::{Frame, FrameRefusal, Framing, FramingError, DEFAULT_MAX_FRAME_LEN};
 use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Response};
 use jsonrpc_runtime::transport::{ProcessExit, TransportError};
 use jsonrpc_runtime::{
@@ -389,7 +389,10 @@ async fn spawning_a_missing_program_fails_with_not_found() {
         &Config::default(),
     )
     .unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    assert!(
+        matches!(&err, TransportError::Framing(FramingError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

@@ -16,10 +16,8 @@ use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
-use jsonrpc_runtime::transport::{HttpFailure, TcpAcceptor};
-use jsonrpc_runtime::{
-    CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router, Server, Transport,
-};
+use jsonrpc_runtime::transport::{HttpConnector, HttpFailure, TcpAcceptor, TcpConnector};
+use jsonrpc_runtime::{CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router, Server};
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
@@ -592,15 +590,15 @@ async fn handlers_cannot_call_back_and_learn_it_at_once() {
     server.shutdown(Duration::from_secs(1)).await;
 }
 
-fn client(addr: SocketAddr, path: &str) -> Peer {
+async fn client(addr: SocketAddr, path: &str) -> Peer {
     let url = format!("http://{addr}{path}");
-    Peer::spawn(Transport::http(&url, &Config::default()).unwrap())
+    Peer::spawn(HttpConnector::new(&url).connect().await.unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_over_http_calls_notifies_and_bursts() {
     let (server, addr) = serve().await;
-    let peer = client(addr, "/");
+    let peer = client(addr, "/").await;
     for _ in 0..20 {
         assert_eq!(peer.call::<i64>("subtract", [42, 23]).await.unwrap(), 19);
     }
@@ -643,7 +641,7 @@ async fn a_peer_over_http_calls_notifies_and_bursts() {
 #[tokio::test]
 async fn a_non_2xx_status_fails_the_call_it_carried_with_an_http_failure() {
     let (server, addr) = serve().await;
-    let peer = client(addr, "/no-such-path");
+    let peer = client(addr, "/no-such-path").await;
     let error = tokio::time::timeout(ANSWER_TIMEOUT, peer.call::<i64>("subtract", [1, 1]))
         .await
         .expect("the call ends")
@@ -663,7 +661,7 @@ async fn a_non_2xx_status_fails_the_call_it_carried_with_an_http_failure() {
     assert!(!peer.is_closed(), "one failed POST does not close the peer");
 
     // A peer posting where the server answers.
-    let healthy = client(addr, "/");
+    let healthy = client(addr, "/").await;
     assert_eq!(healthy.call::<i64>("subtract", [2, 1]).await.unwrap(), 1);
     server.shutdown(Duration::from_secs(1)).await;
 }
@@ -673,7 +671,7 @@ async fn a_failed_post_is_a_transport_error_even_for_a_call_whose_errors_are_err
     // `ErrorObject` takes any code as a domain error: a 401 or a 404 of the
     // server must still not look like the method's own error.
     let (server, addr) = serve().await;
-    let peer = client(addr, "/no-such-path");
+    let peer = client(addr, "/no-such-path").await;
     let error = tokio::time::timeout(
         ANSWER_TIMEOUT,
         peer.call::<i64>("subtract", [1, 1]).errors::<ErrorObject>(),
@@ -690,7 +688,7 @@ async fn a_failed_post_is_a_transport_error_even_for_a_call_whose_errors_are_err
         other => panic!("a transport failure, not {other:?}"),
     }
     // An error the server's handler answered is still the method's own.
-    let peer = client(addr, "/");
+    let peer = client(addr, "/").await;
     let error = tokio::time::timeout(
         ANSWER_TIMEOUT,
         peer.call::<i64>("subtract", ["not", "numbers"])
@@ -711,7 +709,7 @@ async fn a_server_that_cannot_be_reached_fails_the_call_with_no_status() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let peer = client(addr, "/");
+    let peer = client(addr, "/").await;
     let error = tokio::time::timeout(ANSWER_TIMEOUT, peer.call::<i64>("subtract", [1, 1]))
         .await
         .expect("the call ends")
@@ -746,7 +744,7 @@ async fn an_answer_that_leaves_out_a_request_fails_that_call() {
         let mut rest = Vec::new();
         let _ = stream.read_to_end(&mut rest).await;
     });
-    let peer = client(addr, "/");
+    let peer = client(addr, "/").await;
     let error = tokio::time::timeout(ANSWER_TIMEOUT, peer.call::<i64>("subtract", [1, 1]))
         .await
         .expect("the call ends")
@@ -786,7 +784,7 @@ async fn spec_server_serves_http_with_tcp_and_exits_cleanly_on_sigterm() {
         .to_owned();
 
     let config = Config::default();
-    let peer = Peer::spawn(Transport::http(&url, &config).unwrap());
+    let peer = Peer::spawn(HttpConnector::new(&url).connect().await.unwrap());
     assert_eq!(peer.call::<i64>("subtract", [42, 23]).await.unwrap(), 19);
     assert_eq!(peer.call::<i64>("sum", [1, 2, 3]).await.unwrap(), 6);
     peer.notify("notify_hello", [7]).await.unwrap();
@@ -802,7 +800,13 @@ async fn spec_server_serves_http_with_tcp_and_exits_cleanly_on_sigterm() {
         .parse()
         .unwrap();
     assert_eq!(once(addr, get("/health")).await.status, StatusCode::OK);
-    let tcp_peer = Peer::spawn(Transport::connect_tcp(tcp, &config).await.unwrap());
+    let tcp_peer = Peer::spawn(
+        TcpConnector::new(tcp)
+            .codec(&config)
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(tcp_peer.call::<i64>("subtract", [5, 8]).await.unwrap(), -3);
 
     let status = tests::terminate(&mut child).await;

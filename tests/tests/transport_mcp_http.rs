@@ -16,10 +16,10 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use jsonrpc_runtime::server::{McpHttpListener, SessionClose};
-use jsonrpc_runtime::transport::{HttpFailure, TcpAcceptor, TransportError};
+use jsonrpc_runtime::transport::{HttpFailure, McpHttpConnector, TcpAcceptor, TransportError};
 use jsonrpc_runtime::{
     CallError, CallOptions, CloseReason, Config, Context, ErrorCode, ErrorObject, Peer, Router,
-    Server, Transport,
+    Server,
 };
 use serde_json::{json, Value};
 use tests::ANSWER_TIMEOUT;
@@ -154,7 +154,7 @@ fn url(addr: SocketAddr) -> String {
 }
 
 /// A client peer over MCP HTTP serving `roots/list`.
-fn client(url: &str) -> Peer {
+async fn client(url: &str) -> Peer {
     let config = Config::mcp_client();
     let router = Router::new().request("roots/list", |_: Value, _: Context| async move {
         Ok::<_, ErrorObject>(json!({"roots": [{"uri": "file:///work", "name": "work"}]}))
@@ -162,7 +162,7 @@ fn client(url: &str) -> Peer {
     Peer::builder()
         .config(config.clone())
         .router(router)
-        .spawn(Transport::mcp_http(url, &config).unwrap())
+        .spawn(McpHttpConnector::new(url).connect().await.unwrap())
 }
 
 async fn within<T>(future: impl std::future::IntoFuture<Output = T>) -> T {
@@ -342,7 +342,7 @@ fn call(id: u64, method: &str, params: Value) -> Value {
 #[tokio::test]
 async fn a_client_starts_a_session_calls_and_deletes_it_on_close() {
     let (server, addr, mut closed, _probe) = serve().await;
-    let peer = client(&url(addr));
+    let peer = client(&url(addr)).await;
     let init = initialize(&peer, true).await;
     assert_eq!(init["protocolVersion"], VERSION);
     let calls = (0..20).map(|i| {
@@ -373,7 +373,7 @@ async fn a_client_starts_a_session_calls_and_deletes_it_on_close() {
 #[tokio::test]
 async fn progress_travels_on_the_requests_stream_before_its_answer() {
     let (server, addr, _closed, _probe) = serve().await;
-    let peer = client(&url(addr));
+    let peer = client(&url(addr)).await;
     initialize(&peer, true).await;
     let mut call = peer
         .call_with_progress::<Value, ErrorObject, Value>(
@@ -398,7 +398,7 @@ async fn a_handler_calls_the_client_back_and_the_posted_answer_completes_it() {
     // With the server's stream open (after `initialized`), and without it
     // (the call then rides the stream of the request that made it).
     for ready in [true, false] {
-        let peer = client(&url(addr));
+        let peer = client(&url(addr)).await;
         initialize(&peer, ready).await;
         let roots: Value = within(peer.call("ask", json!({}))).await.unwrap();
         assert_eq!(roots["roots"][0]["name"], "work", "ready: {ready}");
@@ -410,7 +410,7 @@ async fn a_handler_calls_the_client_back_and_the_posted_answer_completes_it() {
 #[tokio::test]
 async fn a_cancelled_call_stops_its_handler_and_the_session_goes_on() {
     let (server, addr, _closed, mut probe) = serve().await;
-    let peer = client(&url(addr));
+    let peer = client(&url(addr)).await;
     initialize(&peer, true).await;
     let call = peer.call::<Value>("hold", json!({})).start();
     within(probe.started.recv()).await.unwrap();
@@ -461,7 +461,7 @@ impl Proxy {
 async fn a_broken_answer_stream_is_resumed_by_the_client_and_nothing_is_lost() {
     let (server, addr, _closed, probe) = serve().await;
     let proxy = Proxy::start(addr).await;
-    let peer = client(&url(proxy.addr));
+    let peer = client(&url(proxy.addr)).await;
     initialize(&peer, false).await;
     let mut call = peer
         .call_with_progress::<Value, ErrorObject, Value>(
@@ -489,7 +489,7 @@ async fn an_expired_session_ends_the_client_with_session_ended() {
     let (router, _probe) = routes();
     let (server, addr, mut closed) =
         serve_with(router, |l| l.idle_timeout(Duration::from_millis(200))).await;
-    let peer = client(&url(addr));
+    let peer = client(&url(addr)).await;
     // No `initialized`: no stream stays open, so the session turns idle.
     initialize(&peer, false).await;
     let (_, why) = next_close(&mut closed).await;
@@ -511,9 +511,9 @@ async fn an_expired_session_ends_the_client_with_session_ended() {
 async fn a_failed_post_fails_its_call_with_an_http_failure() {
     let (router, _probe) = routes();
     let (server, addr, _closed) = serve_with(router, |l| l.max_sessions(1)).await;
-    let first = client(&url(addr));
+    let first = client(&url(addr)).await;
     initialize(&first, false).await;
-    let second = client(&url(addr));
+    let second = client(&url(addr)).await;
     let refused = within(second.call::<Value>("initialize", json!({})))
         .await
         .unwrap_err();
@@ -733,17 +733,16 @@ async fn a_session_answers_only_the_identity_that_initialised_it() {
         });
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
     let addr = acceptor.local_addr().unwrap();
-    let config = Config::mcp().on_connect(|info| {
-        let user = match info.bearer_token() {
-            Some("token-of-alice") => "alice",
-            Some("token-of-bob") => "bob",
-            _ => return Err(Refusal::unauthorized("a valid bearer token is required")),
-        };
-        info.set_identity(user);
-        Ok(())
-    });
     let server = McpHttpListener::new(acceptor)
-        .config(config)
+        .on_connect(|info| {
+            let user = match info.bearer_token() {
+                Some("token-of-alice") => "alice",
+                Some("token-of-bob") => "bob",
+                _ => return Err(Refusal::unauthorized("a valid bearer token is required")),
+            };
+            info.set_identity(user);
+            Ok(())
+        })
         .json_responses(true)
         .spawn(router);
 
@@ -1284,7 +1283,7 @@ async fn an_idle_stream_carries_keep_alive_comments() {
 async fn a_client_reads_json_answers_and_the_servers_calls_on_its_stream() {
     let (router, _probe) = routes();
     let (server, addr, _closed) = serve_with(router, |l| l.json_responses(true)).await;
-    let peer = client(&url(addr));
+    let peer = client(&url(addr)).await;
     initialize(&peer, true).await;
     // `roots/list` can only travel on the standalone stream here.
     let roots: Value = within(peer.call("ask", json!({}))).await.unwrap();
@@ -1314,26 +1313,28 @@ async fn every_request_is_vetted_by_on_connect_and_the_session_keeps_its_callers
             }))
         });
     let (server, addr, _closed) = serve_with(router, |listener| {
-        listener.config(Config::mcp().on_connect(|info| match info.bearer_token() {
+        listener.on_connect(|info| match info.bearer_token() {
             Some("alice") => {
                 info.insert(User("alice".into()));
                 Ok(())
             }
             _ => Err(Refusal::unauthorized("a bearer token is required")),
-        }))
+        })
     })
     .await;
 
-    let config = Config::mcp_client()
-        .bearer_auth("alice")
-        .unwrap()
-        .request_header(
+    let transport = McpHttpConnector::new(url(addr))
+        .bearer("alice")
+        .header(
             HeaderName::from_static("x-agent"),
             HeaderValue::from_static("tests"),
-        );
+        )
+        .connect()
+        .await
+        .unwrap();
     let alice = Peer::builder()
-        .config(config.clone())
-        .spawn(Transport::mcp_http(&url(addr), &config).unwrap());
+        .config(Config::mcp_client())
+        .spawn(transport);
     initialize(&alice, true).await;
     let me: Value = within(alice.call("whoami", json!({}))).await.unwrap();
     assert_eq!(

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use jsonrpc_runtime::codec::Framing;
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::TcpAcceptor;
-use jsonrpc_runtime::{CallError, Config, Peer, Server, Transport};
+use jsonrpc_runtime::transport::{TcpAcceptor, TcpConnector};
+use jsonrpc_runtime::{CallError, Config, Peer, Server};
 use tests::ANSWER_TIMEOUT;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use transport_support::{load, router, wait_until_drained};
@@ -24,11 +24,7 @@ async fn serve(config: Config) -> (Server, std::net::SocketAddr) {
 #[tokio::test]
 async fn round_trip_with_newline_framing() {
     let (server, addr) = serve(Config::default()).await;
-    let client = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     let sum: i64 = client.call("add", (2, 3)).await.unwrap();
     assert_eq!(sum, 5);
     client.close(Duration::from_secs(1)).await;
@@ -40,7 +36,13 @@ async fn round_trip_with_newline_framing() {
 async fn round_trip_with_content_length_framing() {
     let config = Config::default().framing(Framing::ContentLength);
     let (server, addr) = serve(config.clone()).await;
-    let client = Peer::spawn(Transport::connect_tcp(addr, &config).await.unwrap());
+    let client = Peer::spawn(
+        TcpConnector::new(addr)
+            .codec(&config)
+            .connect()
+            .await
+            .unwrap(),
+    );
     let sum: i64 = client.call("add", (40, 2)).await.unwrap();
     assert_eq!(sum, 42);
     client.close(Duration::from_secs(1)).await;
@@ -51,9 +53,7 @@ async fn round_trip_with_content_length_framing() {
 async fn two_hundred_connections_times_one_hundred_calls_are_all_answered() {
     let (server, addr) = serve(Config::default()).await;
     load("tcp", &server, move || async move {
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .expect("connect")
+        TcpConnector::new(addr).connect().await.expect("connect")
     })
     .await;
     server.shutdown(Duration::from_secs(1)).await;
@@ -71,11 +71,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
             lines.next_line().await.unwrap();
         }
     });
-    let client = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     let started = Instant::now();
     let calls = (0..10i64).map(|i| client.call::<i64>("add", (i, i)).into_future());
     let results = tokio::time::timeout(ANSWER_TIMEOUT, join_all(calls))
@@ -99,11 +95,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
 #[tokio::test]
 async fn client_leaving_mid_call_ends_its_server_peer() {
     let (server, addr) = serve(Config::default()).await;
-    let client = Peer::spawn(
-        Transport::connect_tcp(addr, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
     let _: i64 = client.call("add", (1, 1)).await.unwrap();
     let pending = tokio::spawn({
         let client = client.clone();

@@ -24,7 +24,8 @@ use jsonrpc_runtime::tls::rustls::pki_types::ServerName;
 use jsonrpc_runtime::tls::rustls::{self, CertificateError};
 use jsonrpc_runtime::tls::{ClientTls, ServerTls, TlsConfigError};
 use jsonrpc_runtime::transport::{
-    HttpFailure, TlsAcceptor, TlsError, TransportError, WebSocketAcceptor,
+    HttpConnector, HttpFailure, McpHttpConnector, TcpConnector, TlsAcceptor, TlsError,
+    TransportError, WebSocketAcceptor, WebSocketConnector,
 };
 use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Server, Transport};
 use serde_json::Value;
@@ -138,7 +139,10 @@ async fn json_rpc_over_tls_round_trips_both_ways_with_the_listener() {
     let (server, addr) = tls_server(&id, HANDSHAKE_LIMIT).await;
     // The certificate names both; either is checked.
     for name in ["localhost", "127.0.0.1"] {
-        let transport = Transport::connect_tls(addr, name, &id.client(), &Config::default())
+        let transport = TcpConnector::new(addr)
+            .tls(id.client().clone())
+            .server_name(name)
+            .connect()
             .await
             .unwrap();
         let client = client_peer(transport);
@@ -202,7 +206,11 @@ async fn content_length_framing_runs_inside_tls() {
                 Ok::<_, ErrorObject>(serde_json::json!({"capabilities": {}}))
             }),
         );
-    let transport = Transport::connect_tls(addr, "localhost", &id.client(), &Config::lsp())
+    let transport = TcpConnector::new(addr)
+        .tls(id.client().clone())
+        .server_name("localhost")
+        .codec(&Config::lsp())
+        .connect()
         .await
         .unwrap();
     let client = Peer::spawn(transport);
@@ -289,8 +297,13 @@ async fn https_serves_http1_and_h2_as_agreed_through_alpn() {
     // The client transport, by name and by address.
     for host in ["localhost", "127.0.0.1"] {
         let url = format!("https://{host}:{}/", addr.port());
-        let client =
-            Peer::spawn(Transport::http_tls(&url, &id.client(), &Config::default()).unwrap());
+        let client = Peer::spawn(
+            HttpConnector::new(&url)
+                .tls(id.client().clone())
+                .connect()
+                .await
+                .unwrap(),
+        );
         assert_eq!(subtract(&client, 5, 8).await, -3);
         client.close(Duration::from_secs(1)).await;
     }
@@ -352,7 +365,13 @@ async fn the_https_client_speaks_h2_when_agreed_and_keeps_an_alpn_list_it_is_giv
     let (addr, seen) = recording_https_server(&id).await;
     let url = format!("https://localhost:{}/", addr.port());
 
-    let client = Peer::spawn(Transport::http_tls(&url, &id.client(), &Config::default()).unwrap());
+    let client = Peer::spawn(
+        HttpConnector::new(&url)
+            .tls(id.client().clone())
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(subtract(&client, 2, 1).await, 1);
     client.close(Duration::from_secs(1)).await;
     assert_eq!(
@@ -364,7 +383,13 @@ async fn the_https_client_speaks_h2_when_agreed_and_keeps_an_alpn_list_it_is_giv
     let mut config = rustls::ClientConfig::clone(id.client().config());
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let http1_only = ClientTls::from_config(config);
-    let client = Peer::spawn(Transport::http_tls(&url, &http1_only, &Config::default()).unwrap());
+    let client = Peer::spawn(
+        HttpConnector::new(&url)
+            .tls(http1_only.clone())
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(subtract(&client, 2, 1).await, 1);
     client.close(Duration::from_secs(1)).await;
     assert_eq!(
@@ -374,31 +399,50 @@ async fn the_https_client_speaks_h2_when_agreed_and_keeps_an_alpn_list_it_is_giv
 }
 
 #[tokio::test]
-async fn urls_with_the_wrong_scheme_are_refused_with_the_function_to_use() {
-    let id = identity();
-    let plain = Transport::http("https://localhost:1/", &Config::default()).unwrap_err();
-    assert_eq!(plain.kind(), io::ErrorKind::InvalidInput);
-    assert!(plain.to_string().contains("Transport::http_tls"), "{plain}");
-    let secure =
-        Transport::http_tls("http://localhost:1/", &id.client(), &Config::default()).unwrap_err();
-    assert_eq!(secure.kind(), io::ErrorKind::InvalidInput);
-    assert!(secure.to_string().contains("Transport::http`"), "{secure}");
-
-    let ws = Transport::connect_websocket("wss://localhost:1/", &Config::default())
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&ws, TransportError::WebSocket(e) if e.to_string().contains("connect_websocket_tls")),
-        "{ws}"
-    );
-    let wss =
-        Transport::connect_websocket_tls("ws://localhost:1/", &id.client(), &Config::default())
+async fn settings_that_cannot_be_used_are_refused_before_anything_is_connected() {
+    let invalid = |e: TransportError| match e {
+        TransportError::Invalid(why) => why,
+        other => panic!("expected an invalid setting, got {other:?}"),
+    };
+    let why = invalid(
+        HttpConnector::new("ws://localhost:1/")
+            .connect()
             .await
-            .unwrap_err();
-    assert!(
-        matches!(&wss, TransportError::WebSocket(e) if e.to_string().contains("connect_websocket`")),
-        "{wss}"
+            .unwrap_err(),
     );
+    assert!(why.contains("`http://` or `https://`"), "{why}");
+    let why = invalid(
+        WebSocketConnector::new("https://localhost:1/")
+            .connect()
+            .await
+            .unwrap_err(),
+    );
+    assert!(why.contains("`ws://` or `wss://`"), "{why}");
+    let why = invalid(
+        McpHttpConnector::new("http:///mcp")
+            .connect()
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        why.contains("no host") || why.contains("not a URL"),
+        "{why}"
+    );
+    let why = invalid(
+        HttpConnector::new("http://localhost:1/")
+            .bearer("two\nlines")
+            .connect()
+            .await
+            .unwrap_err(),
+    );
+    assert!(why.contains("bearer token"), "{why}");
+    // TLS settings on a plain URL are not used, and not an error.
+    let id = identity();
+    assert!(HttpConnector::new("http://localhost:1/")
+        .tls(id.client().clone())
+        .connect()
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -411,7 +455,9 @@ async fn wss_round_trips_both_ways() {
     let addr = acceptor.local_addr().unwrap();
     let server = Listener::new(acceptor).spawn(router());
     let url = format!("wss://localhost:{}/rpc", addr.port());
-    let transport = Transport::connect_websocket_tls(&url, &id.client(), &Config::default())
+    let transport = WebSocketConnector::new(&url)
+        .tls(id.client().clone())
+        .connect()
         .await
         .unwrap();
     let client = client_peer(transport);
@@ -440,20 +486,32 @@ async fn a_client_that_does_not_trust_the_certificate_gets_a_typed_error() {
     let (server, addr) = tls_server(&id, HANDSHAKE_LIMIT).await;
     let config = Config::default();
 
-    let error = Transport::connect_tls(addr, "localhost", &stranger.client(), &config)
+    let error = TcpConnector::new(addr)
+        .tls(stranger.client().clone())
+        .server_name("localhost")
+        .codec(&config)
+        .connect()
         .await
         .unwrap_err();
     assert!(untrusted(&error), "{error:?}");
     assert!(error.to_string().contains("ClientTls"), "{error}");
 
     // Mozilla's roots do not know a self-signed certificate either.
-    let error = Transport::connect_tls(addr, "localhost", &ClientTls::webpki_roots(), &config)
+    let error = TcpConnector::new(addr)
+        .tls(ClientTls::webpki_roots().clone())
+        .server_name("localhost")
+        .codec(&config)
+        .connect()
         .await
         .unwrap_err();
     assert!(untrusted(&error), "{error:?}");
 
     // Trusted, but not for this name.
-    let error = Transport::connect_tls(addr, "example.com", &id.client(), &config)
+    let error = TcpConnector::new(addr)
+        .tls(id.client().clone())
+        .server_name("example.com")
+        .codec(&config)
+        .connect()
         .await
         .unwrap_err();
     assert!(
@@ -463,7 +521,11 @@ async fn a_client_that_does_not_trust_the_certificate_gets_a_typed_error() {
         ),
         "{error:?}"
     );
-    let error = Transport::connect_tls(addr, "not a host name", &id.client(), &config)
+    let error = TcpConnector::new(addr)
+        .tls(id.client().clone())
+        .server_name("not a host name")
+        .codec(&config)
+        .connect()
         .await
         .unwrap_err();
     assert!(
@@ -473,7 +535,11 @@ async fn a_client_that_does_not_trust_the_certificate_gets_a_typed_error() {
 
     // The server keeps serving those who trust it.
     let client = client_peer(
-        Transport::connect_tls(addr, "localhost", &id.client(), &config)
+        TcpConnector::new(addr)
+            .tls(id.client().clone())
+            .server_name("localhost")
+            .codec(&config)
+            .connect()
             .await
             .unwrap(),
     );
@@ -488,7 +554,9 @@ async fn a_client_that_does_not_trust_the_certificate_gets_a_typed_error() {
         .tls(id.server());
     let url = format!("wss://localhost:{}/", acceptor.local_addr().unwrap().port());
     let ws_server = Listener::new(acceptor).spawn(router());
-    let error = Transport::connect_websocket_tls(&url, &stranger.client(), &config)
+    let error = WebSocketConnector::new(&url)
+        .tls(stranger.client().clone())
+        .connect()
         .await
         .unwrap_err();
     assert!(untrusted(&error), "{error:?}");
@@ -496,7 +564,13 @@ async fn a_client_that_does_not_trust_the_certificate_gets_a_typed_error() {
 
     let (https, addr) = https_server(&id, HANDSHAKE_LIMIT).await;
     let url = format!("https://localhost:{}/", addr.port());
-    let client = Peer::spawn(Transport::http_tls(&url, &stranger.client(), &config).unwrap());
+    let client = Peer::spawn(
+        HttpConnector::new(&url)
+            .tls(stranger.client().clone())
+            .connect()
+            .await
+            .unwrap(),
+    );
     let error = within("the failure", client.call::<i64>("subtract", [1, 1]))
         .await
         .unwrap_err();
@@ -535,13 +609,22 @@ async fn a_plain_client_on_a_tls_port_is_dropped_and_others_are_served() {
         // Served while the plain connection is still being refused.
         let client = if addr == tls_addr {
             client_peer(
-                Transport::connect_tls(addr, "localhost", &id.client(), &Config::default())
+                TcpConnector::new(addr)
+                    .tls(id.client().clone())
+                    .server_name("localhost")
+                    .connect()
                     .await
                     .unwrap(),
             )
         } else {
             let url = format!("https://localhost:{}/", addr.port());
-            Peer::spawn(Transport::http_tls(&url, &id.client(), &Config::default()).unwrap())
+            Peer::spawn(
+                HttpConnector::new(&url)
+                    .tls(id.client().clone())
+                    .connect()
+                    .await
+                    .unwrap(),
+            )
         };
         assert_eq!(subtract(&client, 10, 3).await, 7);
         client.close(Duration::from_secs(1)).await;
@@ -599,18 +682,25 @@ async fn a_silent_client_holds_up_no_one_and_is_dropped_after_the_handshake_time
     let (https, https_addr) = https_server(&id, HANDSHAKE_LIMIT).await;
     let client_tls = id.client();
     let over_tls = silent_client_is_dropped_after(tls_addr, async {
-        let transport =
-            Transport::connect_tls(tls_addr, "localhost", &client_tls, &Config::default())
-                .await
-                .unwrap();
+        let transport = TcpConnector::new(tls_addr)
+            .tls(client_tls.clone())
+            .server_name("localhost")
+            .connect()
+            .await
+            .unwrap();
         let client = client_peer(transport);
         assert_eq!(subtract(&client, 3, 2).await, 1);
         client.close(Duration::from_secs(1)).await;
     });
     let over_https = silent_client_is_dropped_after(https_addr, async {
         let url = format!("https://localhost:{}/", https_addr.port());
-        let client =
-            Peer::spawn(Transport::http_tls(&url, &client_tls, &Config::default()).unwrap());
+        let client = Peer::spawn(
+            HttpConnector::new(&url)
+                .tls(client_tls.clone())
+                .connect()
+                .await
+                .unwrap(),
+        );
         assert_eq!(subtract(&client, 3, 2).await, 1);
         client.close(Duration::from_secs(1)).await;
     });
@@ -797,24 +887,35 @@ async fn spec_server_serves_tls_wss_and_https_with_a_certificate_and_key() {
 
     // The certificate names 127.0.0.1, the address the server prints.
     let tls_addr = tls_line.trim_start_matches("tls ");
-    let transport = Transport::connect_tls(tls_addr, "127.0.0.1", &id.client(), &config)
+    let transport = TcpConnector::new(tls_addr)
+        .tls(id.client().clone())
+        .server_name("127.0.0.1")
+        .codec(&config)
+        .connect()
         .await
         .unwrap();
     let over_tls = Peer::spawn(transport);
     assert_eq!(subtract(&over_tls, 42, 23).await, 19);
-    let transport = Transport::connect_websocket_tls(&wss, &id.client(), &config)
+    let transport = WebSocketConnector::new(&wss)
+        .tls(id.client().clone())
+        .connect()
         .await
         .unwrap();
     let over_wss = Peer::spawn(transport);
     assert_eq!(subtract(&over_wss, 5, 8).await, -3);
-    let over_https = Peer::spawn(Transport::http_tls(&https, &id.client(), &config).unwrap());
+    let over_https = Peer::spawn(
+        HttpConnector::new(&https)
+            .tls(id.client().clone())
+            .connect()
+            .await
+            .unwrap(),
+    );
     assert_eq!(subtract(&over_https, 1, 1).await, 0);
     // A plain client on the TLS port is refused; the server goes on.
-    assert!(
-        Transport::connect_websocket(&wss.replace("wss://", "ws://"), &config)
-            .await
-            .is_err()
-    );
+    assert!(WebSocketConnector::new(wss.replace("wss://", "ws://"))
+        .connect()
+        .await
+        .is_err());
     assert_eq!(subtract(&over_wss, 2, 1).await, 1);
 
     let status = tests::terminate(&mut child).await;
@@ -901,9 +1002,13 @@ async fn mcp_server_serves_streamable_https_with_its_instance_tag() {
     assert!(url.starts_with("https://"), "{url}");
 
     let config = Config::mcp_client();
-    let client = Peer::builder()
-        .config(config.clone())
-        .spawn(Transport::mcp_http_tls(&url, &id.client(), &config).unwrap());
+    let client = Peer::builder().config(config.clone()).spawn(
+        McpHttpConnector::new(&url)
+            .tls(id.client().clone())
+            .connect()
+            .await
+            .unwrap(),
+    );
     let init: Value = within(
         "initialize",
         client.call(
@@ -929,8 +1034,6 @@ async fn mcp_server_serves_streamable_https_with_its_instance_tag() {
     .await
     .unwrap();
     assert_eq!(sum["content"][0]["text"], "5", "{sum}");
-    // A plain-HTTP client is refused by the scheme check before connecting.
-    assert!(Transport::mcp_http(&url, &config).is_err());
 
     client.close(Duration::from_secs(1)).await;
     // The session's id carried the instance tag: the server logs its end.

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::UnixAcceptor;
-use jsonrpc_runtime::{CallError, Config, Peer, Transport};
+use jsonrpc_runtime::transport::{UnixAcceptor, UnixConnector};
+use jsonrpc_runtime::{CallError, Peer};
 use tests::ANSWER_TIMEOUT;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use transport_support::{load, router, socket_path, wait_until_drained};
@@ -35,11 +35,7 @@ async fn round_trip_and_shutdown_removes_the_socket_file() {
     let path = socket_path("round-trip");
     let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
     assert!(path.exists());
-    let client = Peer::spawn(
-        Transport::connect_unix(&path, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(UnixConnector::new(&path).connect().await.unwrap());
     let sum: i64 = client.call("add", (2, 3)).await.unwrap();
     assert_eq!(sum, 5);
     client.close(Duration::from_secs(1)).await;
@@ -51,11 +47,7 @@ async fn round_trip_and_shutdown_removes_the_socket_file() {
 async fn dropping_the_server_removes_the_socket_file() {
     let path = socket_path("drop-server");
     let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
-    let client = Peer::spawn(
-        Transport::connect_unix(&path, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(UnixConnector::new(&path).connect().await.unwrap());
     let _: i64 = client.call("add", (1, 1)).await.unwrap();
     drop(server);
     assert_removed(&path).await;
@@ -82,11 +74,7 @@ async fn bind_replaces_a_stale_socket_file() {
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     assert!(path.exists());
     let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
-    let client = Peer::spawn(
-        Transport::connect_unix(&path, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(UnixConnector::new(&path).connect().await.unwrap());
     assert_eq!(client.call::<i64>("add", (20, 22)).await.unwrap(), 42);
     client.close(Duration::from_secs(1)).await;
     server.shutdown(Duration::from_secs(1)).await;
@@ -101,11 +89,7 @@ async fn bind_fails_with_addr_in_use_while_a_server_listens() {
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
     assert!(err.to_string().contains("already listening"), "{err}");
     // The first server is untouched.
-    let client = Peer::spawn(
-        Transport::connect_unix(&path, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(UnixConnector::new(&path).connect().await.unwrap());
     assert_eq!(client.call::<i64>("add", (1, 2)).await.unwrap(), 3);
     client.close(Duration::from_secs(1)).await;
     server.shutdown(Duration::from_secs(1)).await;
@@ -142,11 +126,7 @@ async fn two_hundred_connections_times_one_hundred_calls_are_all_answered() {
     let connect_to = path.clone();
     load("unix", &server, move || {
         let path = connect_to.clone();
-        async move {
-            Transport::connect_unix(&path, &Config::default())
-                .await
-                .expect("connect")
-        }
+        async move { UnixConnector::new(&path).connect().await.expect("connect") }
     })
     .await;
     server.shutdown(Duration::from_secs(1)).await;
@@ -165,11 +145,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
             lines.next_line().await.unwrap();
         }
     });
-    let client = Peer::spawn(
-        Transport::connect_unix(&path, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(UnixConnector::new(&path).connect().await.unwrap());
     let started = Instant::now();
     let calls = (0..10i64).map(|i| client.call::<i64>("add", (i, i)).into_future());
     let results = tokio::time::timeout(ANSWER_TIMEOUT, join_all(calls))
@@ -193,11 +169,7 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
 async fn client_leaving_mid_call_ends_its_server_peer() {
     let path = socket_path("client-leaves");
     let server = Listener::new(UnixAcceptor::bind(&path).await.unwrap()).spawn(router());
-    let client = Peer::spawn(
-        Transport::connect_unix(&path, &Config::default())
-            .await
-            .unwrap(),
-    );
+    let client = Peer::spawn(UnixConnector::new(&path).connect().await.unwrap());
     let _: i64 = client.call("add", (1, 1)).await.unwrap();
     let pending = tokio::spawn({
         let client = client.clone();

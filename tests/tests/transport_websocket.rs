@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::server::Listener;
-use jsonrpc_runtime::transport::{TransportError, WebSocketAcceptor};
+use jsonrpc_runtime::transport::{
+    OpenOptions, TransportError, WebSocketAcceptor, WebSocketConnector,
+};
 use jsonrpc_runtime::{CallError, CloseReason, Config, Peer, Server, Transport};
 use serde_json::Value;
 use tests::ANSWER_TIMEOUT;
@@ -45,7 +47,9 @@ async fn one_connection() -> (SocketAddr, Arc<Notify>, JoinHandle<CloseReason>) 
         async move {
             let (stream, _) = listener.accept().await.unwrap();
             let config = Config::default();
-            let transport = Transport::websocket_server(stream, &config).await.unwrap();
+            let transport = Transport::websocket_server(stream, &OpenOptions::new(&config))
+                .await
+                .unwrap();
             let peer = Peer::builder()
                 .config(config)
                 .router(router())
@@ -88,7 +92,8 @@ async fn round_trip() {
     let (server, addr) = serve().await;
     let url = format!("ws://{addr}/rpc");
     let client = Peer::spawn(
-        Transport::connect_websocket(&url, &Config::default())
+        WebSocketConnector::new(url.as_str())
+            .connect()
             .await
             .unwrap(),
     );
@@ -106,7 +111,8 @@ async fn two_hundred_connections_times_one_hundred_calls_are_all_answered() {
     load("websocket", &server, move || {
         let url = url.clone();
         async move {
-            Transport::connect_websocket(&url, &Config::default())
+            WebSocketConnector::new(url.as_str())
+                .connect()
                 .await
                 .expect("connect")
         }
@@ -288,7 +294,8 @@ async fn server_dying_mid_call_fails_every_pending_call_promptly() {
     });
     let url = format!("ws://{addr}/");
     let client = Peer::spawn(
-        Transport::connect_websocket(&url, &Config::default())
+        WebSocketConnector::new(url.as_str())
+            .connect()
             .await
             .unwrap(),
     );
@@ -347,12 +354,12 @@ async fn a_client_that_never_completes_its_handshake_is_dropped() {
 }
 
 #[tokio::test]
-async fn connect_refuses_wss_with_a_clear_error() {
-    let err = Transport::connect_websocket("wss://localhost/", &Config::default())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, TransportError::WebSocket(_)), "{err:?}");
-    // The tests build the runtime with `tls`: the error names the connector
-    // that speaks wss://.
-    assert!(err.to_string().contains("connect_websocket_tls"), "{err}");
+async fn connect_refuses_a_url_of_another_scheme_before_connecting() {
+    for url in ["http://localhost/", "tcp://localhost:1", "not a url"] {
+        let err = WebSocketConnector::new(url).connect().await.unwrap_err();
+        assert!(
+            matches!(&err, TransportError::Invalid(why) if why.contains(url)),
+            "{url}: {err:?}"
+        );
+    }
 }

@@ -145,7 +145,8 @@ fn main() {
                         black_box(ours.add(2, 3).await);
                     }
                 } else {
-                    let mut floor = setup::floor(Kind::Child, &exe.with_file_name("raw-server")).await;
+                    let mut floor =
+                        setup::floor(Kind::Child, &exe.with_file_name("raw-server")).await;
                     for _ in 0..n {
                         black_box(floor.add(2, 3).await);
                     }

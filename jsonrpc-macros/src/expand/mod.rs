@@ -2,7 +2,7 @@
 //! all errors are found by `attr`, `ast` and `valid` first. When there are
 //! errors, `fallback` emits the same items with stub bodies next to them.
 
-use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use proc_macro2::{Group, Spacing, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
 use syn::spanned::Spanned as _;
 
@@ -41,11 +41,63 @@ pub(crate) fn service(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     attr::strip(&mut item.attrs);
     let args = attr::service_args(&cx, args);
+    let krate = args.krate.clone();
     let service = Service::from_syn(&cx, args, &item);
     valid::service(&cx, &service);
-    match cx.check() {
+    let expanded = match cx.check() {
         Ok(()) => ServiceGen::new(&service, false).expand(),
         Err(errors) => fallback::service(&service, errors),
+    };
+    match krate {
+        Some(path) => with_crate_path(expanded, &path.into_token_stream()),
+        None => expanded,
+    }
+}
+
+/// `tokens` with every `::jsonrpc_runtime` that begins a path replaced by
+/// `path`: what `#[rpc(crate = "...")]` asks for, in one place, so every
+/// generated name goes through the crate that re-exports the runtime.
+fn with_crate_path(tokens: TokenStream, path: &TokenStream) -> TokenStream {
+    let mut out: Vec<TokenTree> = Vec::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tree) = iter.next() {
+        match tree {
+            TokenTree::Punct(p) if p.as_char() == ':' && p.spacing() == Spacing::Joint => {
+                let mut ahead = iter.clone();
+                let second =
+                    matches!(ahead.next(), Some(TokenTree::Punct(q)) if q.as_char() == ':');
+                let runtime =
+                    matches!(ahead.next(), Some(TokenTree::Ident(i)) if i == "jsonrpc_runtime");
+                if second && runtime && begins_path(&out) {
+                    iter.next();
+                    iter.next();
+                    out.extend(path.clone());
+                } else {
+                    out.push(TokenTree::Punct(p));
+                }
+            }
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), with_crate_path(g.stream(), path));
+                group.set_span(g.span());
+                out.push(TokenTree::Group(group));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Whether a `::` after `before` begins a path (`(::a`, `as ::a`, `'a ::a`)
+/// rather than continues one (`other::a`).
+fn begins_path(before: &[TokenTree]) -> bool {
+    const KEYWORDS: [&str; 12] = [
+        "as", "dyn", "impl", "for", "in", "mut", "return", "where", "let", "const", "static",
+        "type",
+    ];
+    match before {
+        [.., TokenTree::Punct(q), TokenTree::Ident(_)] if q.as_char() == '\'' => true,
+        [.., TokenTree::Ident(i)] => KEYWORDS.iter().any(|k| i == k),
+        _ => true,
     }
 }
 
@@ -520,4 +572,26 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crate_path_replaces_every_runtime_path_and_nothing_else() {
+        let generated = quote! {
+            impl ::jsonrpc_runtime::RpcError for E {}
+            fn f<'a>(p: &'a ::jsonrpc_runtime::Peer) -> Vec<::jsonrpc_runtime::__private::Value> {
+                other::jsonrpc_runtime::x(); <T as ::jsonrpc_runtime::RpcError>::f(); ::core::mem::drop(p)
+            }
+        };
+        let path: syn::Path = syn::parse_str("crate::facade::rt").unwrap();
+        let out = with_crate_path(generated, &path.into_token_stream()).to_string();
+        assert_eq!(out.matches("jsonrpc_runtime").count(), 1, "{out}");
+        assert_eq!(out.matches("crate :: facade :: rt ::").count(), 4, "{out}");
+        // A path that only ends in the name is someone else's.
+        assert!(out.contains("other :: jsonrpc_runtime :: x"), "{out}");
+        assert!(out.contains(":: core :: mem :: drop"), "{out}");
+    }
 }

@@ -382,6 +382,52 @@ pub enum FramingCodec {
     ContentLength(ContentLengthCodec),
 }
 
+impl FramingCodec {
+    /// The largest frame this framer accepts, in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::codec::{FramingCodec, LineCodec};
+    ///
+    /// let codec = FramingCodec::from(LineCodec::with_max_frame_len(1 << 20));
+    /// assert_eq!(codec.max_frame_len(), 1 << 20);
+    /// ```
+    pub fn max_frame_len(&self) -> usize {
+        match self {
+            FramingCodec::Lines(c) => c.max_frame_len(),
+            FramingCodec::ContentLength(c) => c.max_frame_len(),
+        }
+    }
+}
+
+/// Newline-delimited framing with the default cap
+/// ([`DEFAULT_MAX_FRAME_LEN`]).
+impl Default for FramingCodec {
+    fn default() -> Self {
+        FramingCodec::Lines(LineCodec::new())
+    }
+}
+
+impl From<LineCodec> for FramingCodec {
+    fn from(codec: LineCodec) -> Self {
+        FramingCodec::Lines(codec)
+    }
+}
+
+impl From<ContentLengthCodec> for FramingCodec {
+    fn from(codec: ContentLengthCodec) -> Self {
+        FramingCodec::ContentLength(codec)
+    }
+}
+
+/// The framing with the default cap ([`DEFAULT_MAX_FRAME_LEN`]).
+impl From<Framing> for FramingCodec {
+    fn from(framing: Framing) -> Self {
+        framing.codec(DEFAULT_MAX_FRAME_LEN)
+    }
+}
+
 impl tokio_util::codec::Decoder for FramingCodec {
     type Item = Frame;
     type Error = FramingError;

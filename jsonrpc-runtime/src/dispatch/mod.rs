@@ -73,10 +73,21 @@ const FINAL_FLUSH_LIMIT: Duration = Duration::from_secs(10);
 /// # drop(peer);
 /// # });
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct PeerBuilder {
     config: Config,
     router: Router,
+    #[cfg(feature = "tower")]
+    outbound: Option<crate::peer::OutboundStack>,
+}
+
+impl std::fmt::Debug for PeerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerBuilder")
+            .field("config", &self.config)
+            .field("router", &self.router)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PeerBuilder {
@@ -92,19 +103,82 @@ impl PeerBuilder {
         self
     }
 
+    /// Wraps the calls this side makes in `layer` (feature `tower`): each
+    /// awaited call ([`Peer::call`](crate::Peer::call),
+    /// [`call_with`](crate::Peer::call_with), the request methods of an
+    /// `#[rpc]` client) goes through the stack as an
+    /// [`OutboundCall`](crate::router::OutboundCall) (method, encoded
+    /// params, options, peer), and its layers see the raw result or the
+    /// error. tower's own layers (timeout, concurrency limit, rate limit,
+    /// retry) compose as usual; a [`CallError`](crate::CallError) a layer
+    /// returns reaches the caller as itself, any other error as
+    /// [`CallError::Layer`](crate::CallError::Layer). Layers added later
+    /// wrap the earlier ones. The stack is built afresh for each
+    /// peer, so a concurrency limit counts one connection's calls.
+    ///
+    /// Calls [`start`](crate::Call::start)ed for their id, and progress
+    /// calls, are sent directly, without the layers (their handles need the
+    /// id at once). A peer without layers sends every call directly, at no
+    /// cost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::{ErrorObject, Peer, Router, Transport};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let router = Router::new().request("add", |(a, b): (i64, i64), _| async move {
+    ///     Ok::<_, ErrorObject>(a + b)
+    /// });
+    /// let (a, b) = Transport::pair(8);
+    /// let _server = Peer::builder().router(router).spawn(b);
+    /// let client = Peer::builder()
+    ///     .outbound_layer(tower::limit::ConcurrencyLimitLayer::new(8))
+    ///     .outbound_layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))
+    ///     .spawn(a);
+    /// assert_eq!(client.call::<i64>("add", (2, 3)).await?, 5);
+    /// # Ok::<(), jsonrpc_runtime::CallError>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "tower")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+    pub fn outbound_layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<crate::router::OutboundService> + Send + Sync + 'static,
+        L::Service: tower::Service<crate::router::OutboundCall, Response = Box<serde_json::value::RawValue>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<crate::router::OutboundCall>>::Error: Into<tower::BoxError>,
+        <L::Service as tower::Service<crate::router::OutboundCall>>::Future: Send + 'static,
+    {
+        self.outbound = Some(crate::peer::wrap_outbound(self.outbound.take(), layer));
+        self
+    }
+
     /// Starts the connection's tasks on `transport` and returns a handle.
     ///
     /// # Panics
     ///
     /// Panics outside a tokio runtime.
     pub fn spawn(self, transport: Transport) -> Peer {
-        let PeerBuilder { config, mut router } = self;
+        let PeerBuilder {
+            config,
+            mut router,
+            #[cfg(feature = "tower")]
+            outbound,
+        } = self;
+        #[cfg(not(feature = "tower"))]
+        let outbound = None;
         if let Some(ping) = config.ping.as_deref().filter(|m| !router.contains(m)) {
             router = router.request(ping, |_: serde::de::IgnoredAny, _| async {
                 Ok::<_, ErrorObject>(serde_json::Map::new())
             });
         }
-        let (peer, shared, writer) = Peer::start(config, transport.connection, transport.outbound);
+        let (peer, shared, writer) =
+            Peer::start(config, transport.connection, transport.outbound, outbound);
         let callers = transport.callers;
         tokio::spawn(run(shared, router, transport.inbound, callers, writer));
         peer

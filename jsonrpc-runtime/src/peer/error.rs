@@ -103,7 +103,7 @@ pub enum CallError<E = Infallible> {
     /// with `?` in a function that returns `CallError`).
     NotSent(SendError),
     /// A layer of the config's
-    /// [`outbound_layer`](crate::Config::outbound_layer) stack failed the
+    /// [`outbound_layer`](crate::PeerBuilder::outbound_layer) stack failed the
     /// call with an error of its own (a rate limit, a circuit breaker).
     Layer(Box<dyn std::error::Error + Send + Sync>),
 }

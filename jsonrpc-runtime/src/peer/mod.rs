@@ -46,6 +46,9 @@ pub use self::error::{CallError, CloseReason, SendError};
 pub(crate) use self::outbound::{typed as typed_outbound, wrap as wrap_outbound, OutboundStack};
 #[cfg(feature = "tower")]
 pub use self::outbound::{OutboundCall, OutboundResult, OutboundService};
+/// Without the `tower` feature there are no outbound layers.
+#[cfg(not(feature = "tower"))]
+pub(crate) type OutboundStack = std::convert::Infallible;
 pub(crate) use self::outbox::Outbox;
 pub(crate) use self::pending::{Outcome, PendingTable};
 pub(crate) use self::progress::ProgressSubscriptions;
@@ -177,14 +180,21 @@ pub(crate) fn next_connection_number() -> u64 {
 }
 
 impl Shared {
-    fn new(config: Config, info: ConnectionInfo, sink: Option<BoxSink>) -> Self {
+    fn new(
+        config: Config,
+        info: ConnectionInfo,
+        sink: Option<BoxSink>,
+        outbound: Option<OutboundStack>,
+    ) -> Self {
+        #[cfg(not(feature = "tower"))]
+        let _ = outbound;
         let outbox = Outbox::new(config.outbound_budget);
         let abort_handlers = CancellationToken::new();
         Shared {
             connection: next_connection_number(),
             info,
             #[cfg(feature = "tower")]
-            outbound: config.outbound.as_ref().map(|make| make()),
+            outbound: outbound.as_ref().map(|make| make()),
             dialect: config.parse.dialect,
             ids: ids_from(&config.id_strategy),
             config,
@@ -454,8 +464,9 @@ impl Peer {
         config: Config,
         info: ConnectionInfo,
         sink: BoxSink,
+        outbound: Option<OutboundStack>,
     ) -> (Peer, Arc<Shared>, JoinHandle<()>) {
-        let shared = Arc::new(Shared::new(config, info, Some(sink)));
+        let shared = Arc::new(Shared::new(config, info, Some(sink), outbound));
         let handle = Arc::new(HandleGuard {
             shared: shared.clone(),
         });
@@ -476,7 +487,7 @@ impl Peer {
         // One closed connection serves every detached handle.
         static DETACHED: OnceLock<Arc<Shared>> = OnceLock::new();
         let shared = DETACHED.get_or_init(|| {
-            let shared = Shared::new(Config::default(), ConnectionInfo::new(), None);
+            let shared = Shared::new(Config::default(), ConnectionInfo::new(), None, None);
             shared.outbox.writer_gone();
             shared.set_reason(CloseReason::Local);
             shared.pending.close(&CloseReason::Local);
@@ -531,7 +542,7 @@ impl Peer {
     /// What is known about the other side: its address, and for a
     /// connection that began with an HTTP request (a WebSocket handshake)
     /// the request's path and headers, with any state a
-    /// [`Config::on_connect`] hook attached. Empty for a client's own peer
+    /// listener's `on_connect` hook attached. Empty for a client's own peer
     /// and for transports that know nothing (see [`ConnectionInfo`]).
     ///
     /// # Examples

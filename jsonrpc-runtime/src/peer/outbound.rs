@@ -1,6 +1,6 @@
 //! Middleware around outbound calls (feature `tower`): tower layers that see
 //! each call this side makes, installed with
-//! [`Config::outbound_layer`](crate::Config::outbound_layer).
+//! [`PeerBuilder::outbound_layer`](crate::PeerBuilder::outbound_layer).
 
 use std::convert::Infallible;
 use std::fmt;
@@ -18,7 +18,7 @@ use super::{CallError, CallOptions, Peer};
 use crate::error::RpcError;
 
 /// One outbound call as the layers of
-/// [`Config::outbound_layer`](crate::Config::outbound_layer) see it.
+/// [`PeerBuilder::outbound_layer`](crate::PeerBuilder::outbound_layer) see it.
 ///
 /// A layer may change any part (add extras to the options, rewrite the
 /// params) before passing it on, answer it itself, or fail it.
@@ -41,7 +41,7 @@ pub type OutboundResult = Result<Box<RawValue>, BoxError>;
 
 /// A service in an outbound stack: the innermost one sends the call and
 /// waits for its answer; each layer added with
-/// [`Config::outbound_layer`](crate::Config::outbound_layer) wraps the
+/// [`PeerBuilder::outbound_layer`](crate::PeerBuilder::outbound_layer) wraps the
 /// stack built so far.
 #[derive(Clone)]
 pub struct OutboundService(BoxCloneSyncService<OutboundCall, Box<RawValue>, BoxError>);

@@ -12,7 +12,7 @@ pub struct GateInput<'a> {
     /// The request id; `None` for a notification.
     pub id: Option<&'a Id>,
     /// Who is calling (see [`ConnectionInfo`]): a gate can allow methods by
-    /// the state a [`Config::on_connect`](crate::Config::on_connect) hook
+    /// the state a listener's `on_connect` hook
     /// attached.
     pub connection: &'a ConnectionInfo,
 }

@@ -23,12 +23,12 @@ use tokio_util::task::TaskTracker;
 
 use super::{Admission, MakeRouter, MakeRouterDyn, Server, ServerShared};
 use crate::config::Config;
-use crate::connection::{ConnectionInfo, Refusal};
+use crate::connection::{ConnectHook, ConnectionInfo, PeerAddr, Refusal};
 use crate::message::ParseOptions;
 #[cfg(feature = "tower")]
 use crate::router::Metrics;
 use crate::router::Router;
-use crate::transport::{Acceptor, PeerAddr};
+use crate::transport::{Acceptor, OpenOptions};
 
 mod answers;
 mod linger;
@@ -79,7 +79,7 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// | a body over [`Config::max_frame_len`] (8 MiB by default), by its `Content-Length` or while a chunked body is read | `413`, then the connection closes (HTTP/1.1: after a lingering close, below) |
 /// | a `Content-Type` other than `application/json` (parameters such as `; charset=utf-8` are accepted; a charset other than UTF-8 is not) | `415` |
 /// | another method on the RPC path | `405`, `Allow: POST` |
-/// | a `POST` the config's [`on_connect`](Config::on_connect) hook refused | the [`Refusal`]'s status, headers and reason |
+/// | a `POST` the [`on_connect`](HttpListener::on_connect) hook refused | the [`Refusal`]'s status, headers and reason |
 /// | `GET` or `HEAD` on the health path (default `/health`) | `200` while serving, `503` once shutdown has begun |
 /// | another method on the health path | `405`, `Allow: GET, HEAD` |
 /// | `GET` or `HEAD` on the metrics path, when [`metrics`](Self::metrics) is set (feature `tower`) | `200`, Prometheus text |
@@ -113,7 +113,7 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// # Who is calling
 ///
 /// Each `POST` is its own caller: the config's
-/// [`on_connect`](Config::on_connect) hook runs for each, on the client's
+/// [`on_connect`](HttpListener::on_connect) hook runs for each, on the client's
 /// address and the request's URI and headers (a refusal is the HTTP
 /// answer), and handlers read the result from
 /// [`Context::connection`](crate::Context::connection). The config's
@@ -151,8 +151,8 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// ```
 /// use std::time::Duration;
 /// use jsonrpc_runtime::server::HttpListener;
-/// use jsonrpc_runtime::transport::TcpAcceptor;
-/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+/// use jsonrpc_runtime::transport::{HttpConnector, TcpAcceptor};
+/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let router = Router::new().request("subtract", |(a, b): (i64, i64), _| async move {
@@ -162,7 +162,7 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// let addr = acceptor.local_addr()?;
 /// let server = HttpListener::new(acceptor).connection_limit(1000).spawn(router);
 ///
-/// let client = Peer::spawn(Transport::http(&format!("http://{addr}/"), &Config::default())?);
+/// let client = Peer::spawn(HttpConnector::new(format!("http://{addr}/")).connect().await?);
 /// let difference: i64 = client.call("subtract", [42, 23]).await?;
 /// assert_eq!(difference, 19);
 ///
@@ -175,6 +175,7 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 pub struct HttpListener<A> {
     acceptor: A,
     config: Config,
+    on_connect: Option<ConnectHook>,
     limit: Option<usize>,
     rpc_path: String,
     health_path: String,
@@ -210,6 +211,7 @@ where
         HttpListener {
             acceptor,
             config: Config::default(),
+            on_connect: None,
             limit: None,
             rpc_path: DEFAULT_RPC_PATH.to_owned(),
             health_path: DEFAULT_HEALTH_PATH.to_owned(),
@@ -242,6 +244,39 @@ where
     /// ```
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Vets every `POST` with `hook` before its messages are read, as
+    /// [`Listener::on_connect`](crate::server::Listener::on_connect) vets a
+    /// connection: the [`ConnectionInfo`] holds the client's address and the
+    /// request's path and headers, and a [`Refusal`] is the HTTP answer
+    /// (its status, headers and reason).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::connection::Refusal;
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::Router;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .on_connect(|info| match info.bearer_token() {
+    ///         Some("secret") => Ok(()),
+    ///         _ => Err(Refusal::unauthorized("a bearer token is required")),
+    ///     })
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_connect<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync + 'static,
+    {
+        self.on_connect = Some(Arc::new(hook));
         self
     }
 
@@ -399,6 +434,7 @@ where
             max_body: self.config.max_frame_len,
             rpc_path: self.rpc_path,
             routes: Arc::new(routes),
+            open: OpenOptions::default().with_hook(self.on_connect),
             config: self.config,
             #[cfg(feature = "tower")]
             metrics: self.metrics,

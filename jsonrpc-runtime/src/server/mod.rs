@@ -25,9 +25,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
+use crate::connection::{ConnectHook, ConnectionInfo, PeerAddr, Refusal};
 use crate::peer::{CloseReason, Peer};
 use crate::router::Router;
-use crate::transport::{Acceptor, PeerAddr, Transport, TransportError};
+use crate::transport::{Acceptor, OpenOptions, Transport, TransportError};
 
 #[cfg(feature = "http")]
 mod http;
@@ -56,7 +57,7 @@ pub use self::mcp_http::{
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use jsonrpc_runtime::server::MakeRouter;
-/// use jsonrpc_runtime::transport::PeerAddr;
+/// use jsonrpc_runtime::connection::PeerAddr;
 /// use jsonrpc_runtime::{Context, ErrorObject, Router};
 ///
 /// // Each connection counts its own calls.
@@ -101,8 +102,8 @@ where
 /// ```
 /// use std::time::Duration;
 /// use jsonrpc_runtime::server::Listener;
-/// use jsonrpc_runtime::transport::TcpAcceptor;
-/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+/// use jsonrpc_runtime::transport::{TcpAcceptor, TcpConnector};
+/// use jsonrpc_runtime::{ErrorObject, Peer, Router};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let router = Router::new().request("add", |(a, b): (i64, i64), _| async move {
@@ -112,7 +113,7 @@ where
 /// let addr = acceptor.local_addr()?;
 /// let server = Listener::new(acceptor).connection_limit(100).spawn(router);
 ///
-/// let client = Peer::spawn(Transport::connect_tcp(addr, &Config::default()).await?);
+/// let client = Peer::spawn(TcpConnector::new(addr).connect().await?);
 /// let sum: i64 = client.call("add", (2, 3)).await?;
 /// assert_eq!(sum, 5);
 ///
@@ -124,6 +125,7 @@ where
 pub struct Listener<A> {
     acceptor: A,
     config: Config,
+    on_connect: Option<ConnectHook>,
     limit: Option<usize>,
     on_close: Option<OnClose>,
 }
@@ -136,6 +138,7 @@ impl<A: fmt::Debug> fmt::Debug for Listener<A> {
         f.debug_struct("Listener")
             .field("acceptor", &self.acceptor)
             .field("config", &self.config)
+            .field("on_connect", &self.on_connect.as_ref().map(|_| "Fn"))
             .field("limit", &self.limit)
             .field("on_close", &self.on_close.as_ref().map(|_| "Fn"))
             .finish()
@@ -149,6 +152,7 @@ impl<A: Acceptor> Listener<A> {
         Listener {
             acceptor,
             config: Config::default(),
+            on_connect: None,
             limit: None,
             on_close: None,
         }
@@ -182,6 +186,62 @@ impl<A: Acceptor> Listener<A> {
         hook: impl Fn(&PeerAddr, &CloseReason) + Send + Sync + 'static,
     ) -> Self {
         self.on_close = Some(Arc::new(hook));
+        self
+    }
+
+    /// Installs a hook that runs once for each connection, before any of its
+    /// messages is read: it sees who is calling (the [`ConnectionInfo`]:
+    /// the client's address, and for WebSocket the handshake's path and
+    /// headers), can attach state that handlers read back with
+    /// [`Context::connection`](crate::Context::connection) (the
+    /// authenticated user), and can refuse the connection.
+    ///
+    /// Over TCP, Unix or TLS it runs once the connection is open, and a
+    /// refused connection is closed (a raw socket has no way to say why;
+    /// the reason is logged at `debug`). A `WebSocketAcceptor` runs it
+    /// during the handshake, so a refused client gets the [`Refusal`]'s HTTP
+    /// status, headers and reason instead of an upgrade.
+    /// [`HttpListener::on_connect`](crate::server::HttpListener::on_connect)
+    /// and `McpHttpListener::on_connect` run it for every `POST`.
+    ///
+    /// The hook is synchronous and runs on the connection's task: check a
+    /// token's signature here, and leave slow lookups to a middleware layer
+    /// or the handler, which can read the same [`ConnectionInfo`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::connection::Refusal;
+    /// use jsonrpc_runtime::server::Listener;
+    /// use jsonrpc_runtime::transport::WebSocketAcceptor;
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router};
+    ///
+    /// #[derive(Clone)]
+    /// struct User(String);
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let router = Router::new().request("whoami", |(): (), cx: Context| async move {
+    ///     let user = cx.connection().get::<User>().map(|u| u.0.clone());
+    ///     Ok::<_, ErrorObject>(user)
+    /// });
+    /// let server = Listener::new(WebSocketAcceptor::bind("127.0.0.1:0").await?)
+    ///     .on_connect(|info| match info.bearer_token() {
+    ///         Some("secret-for-alice") => {
+    ///             info.insert(User("alice".into()));
+    ///             Ok(())
+    ///         }
+    ///         _ => Err(Refusal::unauthorized("a valid bearer token is required")),
+    ///     })
+    ///     .spawn(router);
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_connect<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync + 'static,
+    {
+        self.on_connect = Some(Arc::new(hook));
         self
     }
 
@@ -229,6 +289,7 @@ impl<A: Acceptor> Listener<A> {
     pub fn spawn(self, routes: impl MakeRouter) -> Server {
         let shared = ServerShared::new();
         let setup = ConnectionSetup {
+            open: OpenOptions::new(&self.config).with_hook(self.on_connect),
             config: self.config,
             routes: Arc::new(routes),
             on_close: self.on_close,
@@ -430,6 +491,7 @@ fn is_connection_error(e: &io::Error) -> bool {
 #[derive(Clone)]
 struct ConnectionSetup {
     config: Config,
+    open: OpenOptions,
     routes: Arc<dyn MakeRouterDyn>,
     on_close: Option<OnClose>,
 }
@@ -546,7 +608,7 @@ fn serve_peer<A: Acceptor>(
 ) -> impl FnMut(&A, A::Connection, PeerAddr, Admission) {
     let (shared, setup) = (shared.clone(), setup.clone());
     move |acceptor, connection, addr, admission| {
-        let open = acceptor.open(connection, &setup.config);
+        let open = acceptor.open(connection, &setup.open);
         let connection = Connection {
             shared: shared.clone(),
             setup: setup.clone(),
@@ -595,7 +657,7 @@ impl Connection {
         };
         transport.connection.set_addr_if_unknown(&self.addr);
         if !transport.vetted {
-            if let Err(refusal) = self.setup.config.vet(&mut transport.connection) {
+            if let Err(refusal) = self.setup.open.vet(&mut transport.connection) {
                 return tracing::debug!(addr = %self.addr, %refusal, "refusing a connection");
             }
         }

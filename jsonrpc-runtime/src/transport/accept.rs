@@ -3,39 +3,90 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{Transport, TransportError};
-use crate::config::Config;
+use crate::codec::FramingCodec;
+use crate::connection::{ConnectHook, ConnectionInfo, PeerAddr, Refusal};
 
-/// Where a connection came from.
+/// How an [`Acceptor`] opens each connection: the framer of byte-stream
+/// connections, and the hook that vets who is calling.
+///
+/// A [`Listener`](crate::server::Listener) makes one from its config's
+/// [`codec`](crate::Config::codec) and its
+/// [`on_connect`](crate::server::Listener::on_connect) hook; call
+/// [`Transport::websocket_server`](crate::Transport::websocket_server) with
+/// one to run a handshake by hand.
 ///
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::transport::PeerAddr;
+/// use jsonrpc_runtime::codec::ContentLengthCodec;
+/// use jsonrpc_runtime::connection::{ConnectionInfo, Refusal};
+/// use jsonrpc_runtime::transport::OpenOptions;
 ///
-/// let addr = PeerAddr::Tcp("127.0.0.1:4000".parse().unwrap());
-/// assert_eq!(addr.to_string(), "127.0.0.1:4000");
-/// assert_eq!(PeerAddr::Unix(None).to_string(), "(unnamed unix socket)");
+/// let options = OpenOptions::new(ContentLengthCodec::new())
+///     .on_connect(|info| match info.bearer_token() {
+///         Some("secret") => Ok(()),
+///         _ => Err(Refusal::unauthorized("a bearer token is required")),
+///     });
+/// assert!(options.vet(&mut ConnectionInfo::new()).is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum PeerAddr {
-    /// A TCP (or WebSocket) client's address.
-    Tcp(std::net::SocketAddr),
-    /// A Unix-socket client's path; `None` for an unnamed socket, which is
-    /// what clients almost always use.
-    Unix(Option<PathBuf>),
+#[derive(Clone, Default)]
+pub struct OpenOptions {
+    codec: FramingCodec,
+    on_connect: Option<ConnectHook>,
 }
 
-impl fmt::Display for PeerAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PeerAddr::Tcp(addr) => fmt::Display::fmt(addr, f),
-            PeerAddr::Unix(Some(path)) => fmt::Display::fmt(&path.display(), f),
-            PeerAddr::Unix(None) => f.write_str("(unnamed unix socket)"),
+impl OpenOptions {
+    /// Opens connections framed by `codec` (a `&Config` converts), with no
+    /// hook.
+    pub fn new(codec: impl Into<FramingCodec>) -> Self {
+        OpenOptions {
+            codec: codec.into(),
+            on_connect: None,
         }
+    }
+
+    /// Vets each connection with `hook` before its first message is read
+    /// (see [`Listener::on_connect`](crate::server::Listener::on_connect)).
+    pub fn on_connect<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync + 'static,
+    {
+        self.on_connect = Some(Arc::new(hook));
+        self
+    }
+
+    pub(crate) fn with_hook(mut self, hook: Option<ConnectHook>) -> Self {
+        self.on_connect = hook;
+        self
+    }
+
+    /// The framer of byte-stream connections.
+    pub fn codec(&self) -> &FramingCodec {
+        &self.codec
+    }
+
+    /// Runs the hook on `info`, if there is one.
+    ///
+    /// # Errors
+    ///
+    /// The hook's refusal.
+    pub fn vet(&self, info: &mut ConnectionInfo) -> Result<(), Refusal> {
+        match &self.on_connect {
+            Some(hook) => hook(info),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("codec", &self.codec)
+            .field("on_connect", &self.on_connect.as_ref().map(|_| ".."))
+            .finish()
     }
 }
 
@@ -53,8 +104,9 @@ impl fmt::Display for PeerAddr {
 ///
 /// ```
 /// use std::future::Future;
-/// use jsonrpc_runtime::transport::{Acceptor, PeerAddr, TcpAcceptor, TransportError};
-/// use jsonrpc_runtime::{Config, Transport};
+/// use jsonrpc_runtime::connection::PeerAddr;
+/// use jsonrpc_runtime::transport::{Acceptor, OpenOptions, TcpAcceptor, TransportError};
+/// use jsonrpc_runtime::Transport;
 /// use tokio::net::TcpStream;
 ///
 /// struct LocalOnly(TcpAcceptor);
@@ -74,9 +126,9 @@ impl fmt::Display for PeerAddr {
 ///     fn open(
 ///         &self,
 ///         stream: TcpStream,
-///         config: &Config,
+///         options: &OpenOptions,
 ///     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
-///         self.0.open(stream, config)
+///         self.0.open(stream, options)
 ///     }
 /// }
 /// ```
@@ -100,8 +152,10 @@ pub trait Acceptor: Send + 'static {
     /// Must be cancel safe: the listener drops the future at shutdown.
     fn accept(&mut self) -> impl Future<Output = io::Result<(Self::Connection, PeerAddr)>> + Send;
 
-    /// Turns an accepted connection into a transport, framed as `config`
-    /// says. Runs on the connection's own task.
+    /// Turns an accepted connection into a transport, framed by
+    /// `options`' codec; an acceptor whose handshake can answer a refusal
+    /// (WebSocket's) runs `options`' hook during it. Runs on the
+    /// connection's own task.
     ///
     /// # Errors
     ///
@@ -114,7 +168,7 @@ pub trait Acceptor: Send + 'static {
     fn open(
         &self,
         connection: Self::Connection,
-        config: &Config,
+        options: &OpenOptions,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static;
 
     /// Tells the acceptor which application protocols the server speaks, in

@@ -1,4 +1,5 @@
-//! Transport failures: I/O and framing, child processes, WebSocket, TLS.
+//! Transport failures: I/O and framing, settings, child processes,
+//! WebSocket, TLS.
 
 use std::fmt;
 
@@ -14,6 +15,11 @@ pub enum TransportError {
     /// The underlying channel is gone.
     #[error("the transport is closed")]
     Closed,
+    /// A connector's settings cannot be used: a URL of another scheme or
+    /// without a host, a header value a header cannot carry, a secure URL
+    /// without TLS settings. Nothing was connected.
+    #[error("{0}")]
+    Invalid(String),
     /// The child process at the other end exited (its stdout ended, or it
     /// stopped reading its stdin): its exit status and what it wrote to
     /// stderr. See [`ChildProcess`](crate::ChildProcess).
@@ -239,6 +245,21 @@ impl std::error::Error for WebSocketError {
 impl From<std::io::Error> for TransportError {
     fn from(e: std::io::Error) -> Self {
         TransportError::Framing(FramingError::Io(e))
+    }
+}
+
+/// For code that reports in `io::Result`: an I/O failure is itself, an
+/// invalid setting [`InvalidInput`](std::io::ErrorKind::InvalidInput),
+/// anything else an [`other`](std::io::Error::other) error around it.
+impl From<TransportError> for std::io::Error {
+    fn from(e: TransportError) -> Self {
+        match e {
+            TransportError::Framing(FramingError::Io(e)) => e,
+            TransportError::Invalid(why) => {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, why)
+            }
+            e => std::io::Error::other(e),
+        }
     }
 }
 

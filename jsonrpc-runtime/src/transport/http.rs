@@ -1,8 +1,7 @@
 //! HTTP (feature `http`): a client transport that posts each outbound
 //! message to a URL and reads each answer body as an inbound frame. What it
-//! does with each kind of answer is documented on [`Transport::http`].
+//! does with each kind of answer is documented on [`HttpConnector`].
 
-use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -15,16 +14,16 @@ use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::HttpConnector as PlainConnector;
 use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore};
 
+use super::connect::{kind, scheme_is_secure, Connector};
 use super::{Transport, TransportError};
 use crate::codec::Frame;
-use crate::config::Config;
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
@@ -40,124 +39,94 @@ const BODY_EXCERPT_LEN: usize = 1024;
 /// How long an idle keep-alive connection is kept for the next `POST`.
 pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-impl Transport {
-    /// A client transport that posts each message to `url` (`http://` only;
-    /// for `https://`, `http_tls` with the `tls` feature) and reads the
-    /// answers from the response bodies.
-    ///
-    /// Nothing is connected yet: connections are opened by the first calls
-    /// and kept alive for the next ones, so a server that cannot be reached
-    /// shows up as the first call's error. Each message the peer sends is
-    /// one `POST` with `Content-Type: application/json`; up to 64 travel at
-    /// once (over HTTP/1.1, each on a connection of its own), more wait in
-    /// the peer's outbound queue. `config` gives the largest answer body
-    /// accepted ([`Config::max_frame_len`]) and the dialect of the errors made
-    /// up for calls that fail. What comes back:
-    ///
-    /// | answer | what the peer sees |
-    /// |---|---|
-    /// | `2xx` with a body | the body, as one frame (a response, or a batch's array) |
-    /// | `204`, or a `2xx` with an empty body | nothing: what was posted owed no answer |
-    /// | any other status, a connection that failed, a body over the limit or not JSON-RPC | for each request the `POST` carried, an error response to its id, made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`]) with an [`HttpFailure`] (status, start of the body) as its data |
-    /// | a `2xx` answer that leaves out a request it carried | that request gets the same made-up error |
-    ///
-    /// So a call over HTTP always ends: with its answer, with a
-    /// [`CallError::Rpc`](crate::CallError::Rpc) that
-    /// [`HttpFailure::from_error`] reads, or with the peer's request timeout
-    /// if one is set. The calls of other `POST`s are not affected, and the
-    /// transport stays usable: a `503` from a draining instance fails the
-    /// calls it carried, and the next call may reach another instance. A
-    /// notification whose `POST` fails is lost (and logged).
-    ///
-    /// Every `POST` carries the config's
-    /// [`request_header`](Config::request_header)s, such as a
-    /// [`bearer_auth`](Config::bearer_auth) token.
-    ///
-    /// # No calls from the server
-    ///
-    /// Plain HTTP only lets the client speak first: the server cannot call or
-    /// notify the client outside an answer, so the routes of a peer over
-    /// HTTP are never called by a conforming server (one whose handlers
-    /// call back get [`CallError::Closed`](crate::CallError::Closed) there).
-    /// The transport never ends by itself: it lives until the peer closes,
-    /// and the peer only ever waits for the answers to its own calls.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    /// # use jsonrpc_runtime::{server::HttpListener, transport::TcpAcceptor, ErrorObject, Router};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
-    /// # let url = format!("http://{}/", acceptor.local_addr()?);
-    /// # let _server = HttpListener::new(acceptor).spawn(Router::new().request(
-    /// #     "subtract", |(a, b): (i64, i64), _| async move { Ok::<_, ErrorObject>(a - b) }));
-    /// // url: "http://127.0.0.1:8080/", say
-    /// let peer = Peer::spawn(Transport::http(&url, &Config::default())?);
-    /// let difference: i64 = peer.call("subtract", [42, 23]).await?;
-    /// assert_eq!(difference, 19);
-    ///
-    /// assert!(Transport::http("https://example.com/", &Config::default()).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// # }).unwrap();
-    /// ```
+/// A client transport that posts each message to an `http://` or
+/// `https://` URL and reads the answers from the response bodies (see
+/// [`Connector`] for the settings).
+///
+/// Nothing is connected yet: connections are opened by the first calls
+/// and kept alive for the next ones, so a server that cannot be reached
+/// shows up as the first call's error. Each message the peer sends is
+/// one `POST` with `Content-Type: application/json`; up to 64 travel at
+/// once (over HTTP/1.1, each on a connection of its own), more wait in
+/// the peer's outbound queue. An answer body is accepted up to
+/// [`max_frame_len`](Connector::max_frame_len). Over `https://` the
+/// server's certificate is checked against the [`tls`](Connector::tls)
+/// roots and the URL's host, and HTTP/2 is used when the server agrees to
+/// it (ALPN `h2`), else HTTP/1.1. What comes back:
+///
+/// | answer | what the peer sees |
+/// |---|---|
+/// | `2xx` with a body | the body, as one frame (a response, or a batch's array) |
+/// | `204`, or a `2xx` with an empty body | nothing: what was posted owed no answer |
+/// | any other status, a connection that failed (a certificate not trusted: rustls' reason is in the message), a body over the limit or not JSON-RPC | for each request the `POST` carried, an error response to its id, made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`]) with an [`HttpFailure`] (status, start of the body) as its data |
+/// | a `2xx` answer that leaves out a request it carried | that request gets the same made-up error |
+///
+/// So a call over HTTP always ends: with its answer, with a
+/// [`CallError::Rpc`](crate::CallError::Rpc) that
+/// [`HttpFailure::from_error`] reads, or with the peer's request timeout
+/// if one is set. The calls of other `POST`s are not affected, and the
+/// transport stays usable: a `503` from a draining instance fails the
+/// calls it carried, and the next call may reach another instance. A
+/// notification whose `POST` fails is lost (and logged).
+///
+/// Every `POST` carries the connector's [`header`](Connector::header)s,
+/// such as a [`bearer`](Connector::bearer) token.
+///
+/// # No calls from the server
+///
+/// Plain HTTP only lets the client speak first: the server cannot call or
+/// notify the client outside an answer, so the routes of a peer over
+/// HTTP are never called by a conforming server (one whose handlers
+/// call back get [`CallError::Closed`](crate::CallError::Closed) there).
+/// The transport never ends by itself: it lives until the peer closes,
+/// and the peer only ever waits for the answers to its own calls.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::transport::HttpConnector;
+/// use jsonrpc_runtime::Peer;
+/// # use jsonrpc_runtime::{server::HttpListener, transport::TcpAcceptor, ErrorObject, Router};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+/// # let url = format!("http://{}/", acceptor.local_addr()?);
+/// # let _server = HttpListener::new(acceptor).spawn(Router::new().request(
+/// #     "subtract", |(a, b): (i64, i64), _| async move { Ok::<_, ErrorObject>(a - b) }));
+/// // url: "http://127.0.0.1:8080/", say
+/// let peer = Peer::spawn(HttpConnector::new(&url).bearer("secret").connect().await?);
+/// let difference: i64 = peer.call("subtract", [42, 23]).await?;
+/// assert_eq!(difference, 19);
+///
+/// assert!(HttpConnector::new("ftp://example.com/").connect().await.is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub type HttpConnector = Connector<kind::Http>;
+
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+impl Connector<kind::Http> {
+    /// A connector to `url` (`http://host:port/path`, or `https://`).
+    pub fn new(url: impl Into<String>) -> Self {
+        Connector::with_target(kind::Http(url.into()))
+    }
+
+    /// The transport. Nothing is connected yet (see [`HttpConnector`]).
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `http://` URL
-    /// with a host.
+    /// [`TransportError::Invalid`] when the URL is not an `http://` or
+    /// `https://` URL with a host, or is `https://` without TLS settings.
     ///
     /// # Panics
     ///
     /// Sending through the transport panics outside a tokio runtime (each
     /// `POST` runs on a task of its own).
-    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-    pub fn http(url: &str, config: &Config) -> io::Result<Transport> {
-        let (client, uri) = PostClient::plain(url)?;
-        Ok(post_transport(client, uri, config))
-    }
-
-    /// [`http`](Self::http) over TLS: a client transport that posts each
-    /// message to an `https://` URL, checking the server's certificate
-    /// against the roots `tls` trusts and the URL's host. HTTP/2 is used
-    /// when the server agrees to it (ALPN `h2`), else HTTP/1.1.
-    ///
-    /// # Examples
-    ///
-    /// See [`TlsAcceptor`](crate::transport::TlsAcceptor).
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::tls::ClientTls;
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let tls = ClientTls::from_roots_pem_file("ca.pem")?;
-    /// let peer = Peer::spawn(Transport::http_tls("https://localhost:8443/", &tls, &Config::default())?);
-    /// let difference: i64 = peer.call("subtract", [42, 23]).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `https://` URL
-    /// with a host. A server whose certificate is not trusted fails each
-    /// call as any connection failure does (-32100 with an [`HttpFailure`]
-    /// whose status is `None`; the error's message gives rustls' reason).
-    ///
-    /// # Panics
-    ///
-    /// Sending through the transport panics outside a tokio runtime.
-    #[cfg(feature = "tls")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "http", feature = "tls"))))]
-    pub fn http_tls(
-        url: &str,
-        tls: &crate::tls::ClientTls,
-        config: &Config,
-    ) -> io::Result<Transport> {
-        let (client, uri) = PostClient::tls(url, tls)?;
-        Ok(post_transport(client, uri, config))
+    pub async fn connect(self) -> Result<Transport, TransportError> {
+        let (client, uri) = PostClient::new(&self, &self.target.0)?;
+        Ok(post_transport(client, uri, self))
     }
 }
 
@@ -171,14 +140,13 @@ fn client_builder() -> hyper_util::client::legacy::Builder {
 }
 
 /// The transport over `client`: a sink that posts, a stream of answers.
-fn post_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
+fn post_transport(client: PostClient, uri: Uri, connector: HttpConnector) -> Transport {
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
     let poster = Arc::new(Poster {
         client,
         uri,
-        max_answer_len: config.max_frame_len,
-        headers: config.request_headers.clone(),
-        dialect: config.parse_options().dialect,
+        max_answer_len: connector.max_frame_len,
+        headers: connector.headers,
         dropped: CancellationToken::new(),
     });
     let sink = PostSink {
@@ -190,36 +158,16 @@ fn post_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
     Transport::new(Answers(inbound_rx), sink)
 }
 
-/// The URL as a URI, if its scheme is `scheme` (`http` or `https`).
-fn parse_url(url: &str, scheme: &str) -> io::Result<Uri> {
-    let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+/// The URL as a URI with a host, and whether it is `https://`.
+fn parse_url(url: &str) -> Result<(Uri, bool), TransportError> {
     let uri: Uri = url
         .parse()
-        .map_err(|e| invalid(format!("`{url}` is not a URL: {e}")))?;
-    match uri.scheme_str() {
-        Some(s) if s == scheme => {}
-        Some("https") if cfg!(feature = "tls") => {
-            return Err(invalid(format!(
-                "`{url}` needs TLS: use `Transport::http_tls` with a `ClientTls`"
-            )))
-        }
-        Some("https") => {
-            return Err(invalid(format!(
-                "`{url}`: https needs the `tls` feature; or use http:// (behind a \
-                 TLS-terminating proxy)"
-            )))
-        }
-        Some("http") => {
-            return Err(invalid(format!(
-                "`{url}` is plain HTTP: use `Transport::http`, or an https:// URL"
-            )))
-        }
-        _ => return Err(invalid(format!("`{url}` is not an {scheme}:// URL"))),
-    }
+        .map_err(|e| TransportError::Invalid(format!("`{url}` is not a URL: {e}")))?;
+    let secure = scheme_is_secure(url, &uri, "http")?;
     if uri.host().is_none_or(str::is_empty) {
-        return Err(invalid(format!("`{url}` has no host")));
+        return Err(TransportError::Invalid(format!("`{url}` has no host")));
     }
-    Ok(uri)
+    Ok((uri, secure))
 }
 
 /// Why a request sent over HTTP got no answer: the data of the -32100
@@ -351,27 +299,33 @@ impl Drop for PostSink {
 
 /// The client of one transport, for its URL's scheme.
 pub(crate) enum PostClient {
-    Http(Client<HttpConnector, Full<Bytes>>),
+    Http(Client<PlainConnector, Full<Bytes>>),
     #[cfg(feature = "tls")]
     Https(Client<super::tls::https::HttpsConnector, Full<Bytes>>),
 }
 
 impl PostClient {
-    /// A client for `url`, which must be `http://`.
-    pub(crate) fn plain(url: &str) -> io::Result<(PostClient, Uri)> {
-        let uri = parse_url(url, "http")?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        Ok((PostClient::Http(client_builder().build(connector)), uri))
-    }
-
-    /// A client for `url`, which must be `https://`, trusting what `tls`
-    /// trusts.
-    #[cfg(feature = "tls")]
-    pub(crate) fn tls(url: &str, tls: &crate::tls::ClientTls) -> io::Result<(PostClient, Uri)> {
-        let uri = parse_url(url, "https")?;
-        let connector = super::tls::https::HttpsConnector::new(tls);
-        Ok((PostClient::Https(client_builder().build(connector)), uri))
+    /// A client for `url` (`http://` or `https://`) with `connector`'s
+    /// settings.
+    pub(crate) fn new<K: kind::Secure>(
+        connector: &Connector<K>,
+        url: &str,
+    ) -> Result<(PostClient, Uri), TransportError> {
+        connector.check()?;
+        let (uri, secure) = parse_url(url)?;
+        if !secure {
+            let mut plain = PlainConnector::new();
+            plain.set_nodelay(true);
+            return Ok((PostClient::Http(client_builder().build(plain)), uri));
+        }
+        #[cfg(feature = "tls")]
+        {
+            let tls = connector.tls_for(url)?;
+            let https = super::tls::https::HttpsConnector::new(&tls);
+            Ok((PostClient::Https(client_builder().build(https)), uri))
+        }
+        #[cfg(not(feature = "tls"))]
+        Err(super::connect::needs_tls_feature(url))
     }
 
     pub(crate) fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
@@ -388,9 +342,8 @@ struct Poster {
     client: PostClient,
     uri: Uri,
     max_answer_len: usize,
-    /// The config's request headers, sent with every `POST`.
+    /// The connector's headers, sent with every `POST`.
     headers: HeaderMap,
-    dialect: Dialect,
     /// Fired when the sink is dropped: `POST`s in flight are abandoned.
     dropped: CancellationToken,
 }
@@ -462,7 +415,7 @@ impl Poster {
         }
         let error = unanswered.failure.into_error(unanswered.message);
         for id in requests.iter().filter(|id| !answered.contains(id)) {
-            let body = message::error_response(self.dialect, id, &error);
+            let body = message::error_response(Dialect::Strict, id, &error);
             let _ = inbound.send(Frame::Message(body));
         }
     }

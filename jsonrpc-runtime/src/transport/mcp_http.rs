@@ -1,10 +1,9 @@
 //! MCP over Streamable HTTP, the client side (feature `mcp-http`): each
 //! outbound message is a `POST`, answers come back as JSON or SSE, the
 //! server's own messages on a `GET` stream. What it does is documented on
-//! [`Transport::mcp_http`].
+//! [`McpHttpConnector`].
 
 use std::collections::HashMap;
-use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,6 +21,7 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore};
 
+use super::connect::{kind, Connector};
 use super::http::{
     chain, excerpt, is_json_rpc, read_excerpt, response_ids, HttpFailure, PostClient,
     MAX_POSTS_IN_FLIGHT,
@@ -29,7 +29,6 @@ use super::http::{
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
 use crate::codec::Frame;
-use crate::config::Config;
 use crate::id::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
 use crate::policy::CancellationPolicy;
@@ -59,147 +58,116 @@ const SERVER_QUEUE: usize = 64;
 /// closes.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
-impl Transport {
-    /// A client transport for an MCP server over Streamable HTTP at `url`
-    /// (`http://` only; the endpoint, such as `http://127.0.0.1:8080/mcp`).
-    ///
-    /// Nothing is connected yet. Each message the peer sends is one `POST`
-    /// with `Accept: application/json, text/event-stream`; up to 64 travel
-    /// at once. The answer to `initialize` gives the session id
-    /// (`Mcp-Session-Id`) and the protocol version (its result's
-    /// `protocolVersion`), and every later request carries both as headers;
-    /// messages sent while the `initialize` `POST` waits for the server's
-    /// reply wait with it, so they carry the session id. Once the
-    /// server has taken `notifications/initialized`, a `GET` opens the
-    /// session's stream of the server's own requests and notifications
-    /// (`405` from the server means it offers none: fine). The peer answers
-    /// those requests (`roots/list`, `sampling/createMessage`) with its
-    /// routes, and each answer is posted back. Closing the transport sends
-    /// `DELETE` to end the session. `config` gives the largest answer or
-    /// event accepted ([`Config::max_frame_len`]), the dialect of the errors
-    /// made up for calls that fail, and the cancellation policy (a request
-    /// cancelled with it is owed no answer).
-    ///
-    /// | answer to a `POST` | what the peer sees |
-    /// |---|---|
-    /// | `200` with `application/json` | the body: a response, or an array of them |
-    /// | `200` with `text/event-stream` | every message of the stream as it comes (progress, the server's requests, the answers); a stream that breaks before every answer arrived is resumed with `GET` and `Last-Event-ID` (three tries, waiting as the server's `retry:` says, else 100 ms doubling) |
-    /// | `202` or `204` | nothing: what was posted owed no answer |
-    /// | `404` for the session | the transport ends with [`TransportError::SessionEnded`]: every waiting call fails with [`CallError::Closed`](crate::CallError::Closed) |
-    /// | any other status, a connection that failed, an answer over the limit, a stream that cannot be resumed | for each request the `POST` carried (and that was not cancelled), an error response made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`] as its data, as [`Transport::http`] does |
-    ///
-    /// The `GET` stream is reopened the same way when it breaks (with
-    /// `Last-Event-ID`), and given up with a warning after three failures
-    /// in a row; `POST`s go on regardless. The server's messages on it wait
-    /// for the peer in a queue of 64: a server that floods the stream is
-    /// read no faster than the peer reads.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    /// use serde_json::{json, Value};
-    /// # use jsonrpc_runtime::{server::McpHttpListener, transport::TcpAcceptor, ErrorObject, Router};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
-    /// # let url = format!("http://{}/mcp", acceptor.local_addr()?);
-    /// # let server = McpHttpListener::new(acceptor).spawn(Router::new()
-    /// #     .request("initialize", |_: Value, _| async move {
-    /// #         Ok::<_, ErrorObject>(json!({"protocolVersion": "2025-06-18", "capabilities": {}}))
-    /// #     })
-    /// #     .request("tools/list", |_: Value, _| async move { Ok::<_, ErrorObject>(json!({"tools": []})) }));
-    /// // url: "http://127.0.0.1:8080/mcp", say
-    /// let config = Config::mcp_client();
-    /// let transport = Transport::mcp_http(&url, &config)?;
-    /// let client = Peer::builder().config(config.clone()).spawn(transport);
-    /// let init: Value = client
-    ///     .call("initialize", json!({
-    ///         "protocolVersion": "2025-06-18",
-    ///         "capabilities": {},
-    ///         "clientInfo": {"name": "example", "version": "1.0"},
-    ///     }))
-    ///     .await?;
-    /// client.notify("notifications/initialized", json!({})).await?;
-    /// let tools: Value = client.call("tools/list", json!({})).await?;
-    /// assert_eq!(init["protocolVersion"], "2025-06-18");
-    /// assert_eq!(tools, json!({"tools": []}));
-    /// client.close(std::time::Duration::from_secs(1)).await; // sends DELETE
-    ///
-    /// assert!(Transport::mcp_http("https://example.com/mcp", &config).is_err());
-    /// # server.shutdown(std::time::Duration::from_secs(1)).await;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// # }).unwrap();
-    /// ```
+/// A client transport for an MCP server over Streamable HTTP at an
+/// `http://` or `https://` endpoint, such as `http://127.0.0.1:8080/mcp`
+/// (see [`Connector`] for the settings).
+///
+/// Nothing is connected yet. Each message the peer sends is one `POST`
+/// with `Accept: application/json, text/event-stream`; up to 64 travel
+/// at once. The answer to `initialize` gives the session id
+/// (`Mcp-Session-Id`) and the protocol version (its result's
+/// `protocolVersion`), and every later request carries both as headers;
+/// messages sent while the `initialize` `POST` waits for the server's
+/// reply wait with it, so they carry the session id. Once the
+/// server has taken `notifications/initialized`, a `GET` opens the
+/// session's stream of the server's own requests and notifications
+/// (`405` from the server means it offers none: fine). The peer answers
+/// those requests (`roots/list`, `sampling/createMessage`) with its
+/// routes, and each answer is posted back. Closing the transport sends
+/// `DELETE` to end the session. An answer or an SSE event is accepted up
+/// to [`max_frame_len`](Connector::max_frame_len) bytes; a request
+/// cancelled with `notifications/cancelled` is owed no answer. Every
+/// request carries the connector's [`header`](Connector::header)s.
+///
+/// | answer to a `POST` | what the peer sees |
+/// |---|---|
+/// | `200` with `application/json` | the body: a response, or an array of them |
+/// | `200` with `text/event-stream` | every message of the stream as it comes (progress, the server's requests, the answers); a stream that breaks before every answer arrived is resumed with `GET` and `Last-Event-ID` (three tries, waiting as the server's `retry:` says, else 100 ms doubling) |
+/// | `202` or `204` | nothing: what was posted owed no answer |
+/// | `404` for the session | the transport ends with [`TransportError::SessionEnded`]: every waiting call fails with [`CallError::Closed`](crate::CallError::Closed) |
+/// | any other status, a connection that failed, an answer over the limit, a stream that cannot be resumed | for each request the `POST` carried (and that was not cancelled), an error response made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`] as its data, as [`HttpConnector`](super::HttpConnector) does |
+///
+/// The `GET` stream is reopened the same way when it breaks (with
+/// `Last-Event-ID`), and given up with a warning after three failures
+/// in a row; `POST`s go on regardless. The server's messages on it wait
+/// for the peer in a queue of 64: a server that floods the stream is
+/// read no faster than the peer reads.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::transport::McpHttpConnector;
+/// use jsonrpc_runtime::{Config, Peer};
+/// use serde_json::{json, Value};
+/// # use jsonrpc_runtime::{server::McpHttpListener, transport::TcpAcceptor, ErrorObject, Router};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
+/// # let url = format!("http://{}/mcp", acceptor.local_addr()?);
+/// # let server = McpHttpListener::new(acceptor).spawn(Router::new()
+/// #     .request("initialize", |_: Value, _| async move {
+/// #         Ok::<_, ErrorObject>(json!({"protocolVersion": "2025-06-18", "capabilities": {}}))
+/// #     })
+/// #     .request("tools/list", |_: Value, _| async move { Ok::<_, ErrorObject>(json!({"tools": []})) }));
+/// // url: "http://127.0.0.1:8080/mcp", say
+/// let transport = McpHttpConnector::new(&url).connect().await?;
+/// let client = Peer::builder().config(Config::mcp_client()).spawn(transport);
+/// let init: Value = client
+///     .call("initialize", json!({
+///         "protocolVersion": "2025-06-18",
+///         "capabilities": {},
+///         "clientInfo": {"name": "example", "version": "1.0"},
+///     }))
+///     .await?;
+/// client.notify("notifications/initialized", json!({})).await?;
+/// let tools: Value = client.call("tools/list", json!({})).await?;
+/// assert_eq!(init["protocolVersion"], "2025-06-18");
+/// assert_eq!(tools, json!({"tools": []}));
+/// client.close(std::time::Duration::from_secs(1)).await; // sends DELETE
+/// # server.shutdown(std::time::Duration::from_secs(1)).await;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub type McpHttpConnector = Connector<kind::McpHttp>;
+
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+impl Connector<kind::McpHttp> {
+    /// A connector to the MCP endpoint at `url` (`http://` or `https://`).
+    pub fn new(url: impl Into<String>) -> Self {
+        Connector::with_target(kind::McpHttp(url.into()))
+    }
+
+    /// The transport. Nothing is connected yet (see [`McpHttpConnector`]).
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `http://` URL
-    /// with a host.
+    /// [`TransportError::Invalid`] when the URL is not an `http://` or
+    /// `https://` URL with a host, or is `https://` without TLS settings.
     ///
     /// # Panics
     ///
     /// Sending through the transport panics outside a tokio runtime (each
     /// `POST` runs on a task of its own).
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
-    pub fn mcp_http(url: &str, config: &Config) -> io::Result<Transport> {
-        let (client, uri) = PostClient::plain(url)?;
-        Ok(mcp_transport(client, uri, config))
-    }
-
-    /// [`mcp_http`](Self::mcp_http) over TLS: an MCP Streamable HTTP client
-    /// for an `https://` endpoint, checking the server's certificate against
-    /// the roots `tls` trusts.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::tls::ClientTls;
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let tls = ClientTls::from_roots_pem_file("ca.pem")?;
-    /// let config = Config::mcp_client().bearer_auth("secret")?;
-    /// let peer = Peer::builder()
-    ///     .config(config.clone())
-    ///     .spawn(Transport::mcp_http_tls("https://localhost:8443/mcp", &tls, &config)?);
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`io::ErrorKind::InvalidInput`] when `url` is not an `https://` URL
-    /// with a host.
-    ///
-    /// # Panics
-    ///
-    /// Sending through the transport panics outside a tokio runtime.
-    #[cfg(feature = "tls")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "mcp-http", feature = "tls"))))]
-    pub fn mcp_http_tls(
-        url: &str,
-        tls: &crate::tls::ClientTls,
-        config: &Config,
-    ) -> io::Result<Transport> {
-        let (client, uri) = PostClient::tls(url, tls)?;
-        Ok(mcp_transport(client, uri, config))
+    pub async fn connect(self) -> Result<Transport, TransportError> {
+        let (client, uri) = PostClient::new(&self, &self.target.0)?;
+        Ok(mcp_transport(client, uri, self))
     }
 }
 
 /// The transport over `client`: a sink that posts, a stream of what the
 /// server sends.
-fn mcp_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
+fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> Transport {
     let (answers_tx, answers) = mpsc::unbounded_channel();
     let (server_tx, server) = mpsc::channel(SERVER_QUEUE);
     let (initializing, _) = watch::channel(false);
     let shared = Arc::new(McpClient {
         client,
         uri,
-        headers: config.request_headers.clone(),
-        max_len: config.max_frame_len,
-        dialect: config.parse_options().dialect,
-        cancellation: config.cancellation.clone(),
+        headers: connector.headers,
+        max_len: connector.max_frame_len,
+        cancellation: CancellationPolicy::mcp(),
         session: Mutex::new(SessionHeaders::default()),
         initializing,
         in_flight: Mutex::new(HashMap::new()),
@@ -222,11 +190,10 @@ fn mcp_transport(client: PostClient, uri: Uri, config: &Config) -> Transport {
 struct McpClient {
     client: PostClient,
     uri: Uri,
-    /// The config's request headers, sent with every request.
+    /// The connector's headers, sent with every request.
     headers: HeaderMap,
     max_len: usize,
-    dialect: Dialect,
-    cancellation: Option<CancellationPolicy>,
+    cancellation: CancellationPolicy,
     session: Mutex<SessionHeaders>,
     /// True while an `initialize` is on its way: later `POST`s wait, so
     /// they carry the session id its answer brings.
@@ -260,7 +227,7 @@ struct Outgoing {
 }
 
 impl Outgoing {
-    fn read(message: &[u8], cancellation: Option<&CancellationPolicy>) -> Outgoing {
+    fn read(message: &[u8], cancellation: &CancellationPolicy) -> Outgoing {
         let mut out = Outgoing::default();
         let Ok(text) = std::str::from_utf8(message) else {
             return out;
@@ -274,9 +241,9 @@ impl Outgoing {
             }
             Classified::Notification { method, params, .. } => {
                 out.initialized |= method == "notifications/initialized";
-                if let Some(id) = cancellation
-                    .filter(|p| p.method == method)
-                    .and_then(|p| p.target(params))
+                if let Some(id) = (cancellation.method == method)
+                    .then(|| cancellation.target(params))
+                    .flatten()
                 {
                     out.cancels.push(id);
                 }
@@ -444,7 +411,7 @@ impl McpClient {
         }
         let error = failed.failure.into_error(failed.message);
         for id in &unanswered {
-            let body = message::error_response(self.dialect, id, &error);
+            let body = message::error_response(Dialect::Strict, id, &error);
             let _ = self.answers.send(Ok(Frame::Message(body)));
         }
     }
@@ -605,7 +572,7 @@ fn media_type(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The inbound half: answers to `POST`s (never waited on, as for
-/// [`Transport::http`]: they are bounded by what the peer sent), then the
+/// [`HttpConnector`](super::HttpConnector): they are bounded by what the peer sent), then the
 /// server's own messages (bounded).
 struct McpInbound {
     answers: mpsc::UnboundedReceiver<Result<Frame, TransportError>>,
@@ -655,7 +622,7 @@ impl Sink<Bytes> for McpSink {
     fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> Result<(), Self::Error> {
         let permit = self.permit.take();
         let client = self.client.clone();
-        let outgoing = Outgoing::read(&message, client.cancellation.as_ref());
+        let outgoing = Outgoing::read(&message, &client.cancellation);
         {
             let mut in_flight = client.in_flight();
             for id in &outgoing.cancels {

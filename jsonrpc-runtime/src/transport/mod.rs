@@ -11,20 +11,22 @@
 //! A transport is itself a `Stream` and a `Sink`, so it can be used without
 //! a peer when the caller wants to control the wire order message by message.
 //!
-//! Beyond those: a child process over its stdin and stdout
-//! ([`ChildProcess`]), TCP ([`Transport::connect_tcp`], [`TcpAcceptor`]),
-//! Unix domain sockets ([`Transport::connect_unix`], [`UnixAcceptor`]),
-//! with the `websocket` feature, WebSocket (`Transport::connect_websocket`,
-//! `WebSocketAcceptor`), with the `http` feature, an HTTP client
-//! (`Transport::http`: one `POST` per message), with `mcp-http`, an MCP
-//! Streamable HTTP client (`Transport::mcp_http`: a session, SSE streams),
-//! and with the `tls` feature, TLS over TCP (`Transport::connect_tls`,
-//! `TlsAcceptor`), HTTPS (`Transport::http_tls`) and `wss://`
-//! (`Transport::connect_websocket_tls`, `WebSocketAcceptor::tls`); see the
-//! `tls` module. The server side of the sockets is one
+//! Clients connect with a [`Connector`], one per kind, each taking only the
+//! settings its kind has:
+//!
+//! | kind | client | server side |
+//! |---|---|---|
+//! | TCP, and TLS over TCP (feature `tls`) | [`TcpConnector`] | [`TcpAcceptor`], `TlsAcceptor` |
+//! | Unix domain socket | [`UnixConnector`] | [`UnixAcceptor`] |
+//! | WebSocket, `ws://` and `wss://` (feature `websocket`) | `WebSocketConnector` | `WebSocketAcceptor` |
+//! | JSON-RPC over HTTP, `http://` and `https://` (feature `http`) | `HttpConnector` | `server::HttpListener` |
+//! | MCP Streamable HTTP (feature `mcp-http`) | `McpHttpConnector` | `server::McpHttpListener` |
+//! | a child process's stdin and stdout | [`ChildProcess`] | [`Transport::stdio`] in the child |
+//!
+//! The server side of the sockets is one
 //! [`Listener`](crate::server::Listener), generic over an [`Acceptor`], that
-//! runs one peer per connection; HTTP's is `server::HttpListener`, MCP
-//! Streamable HTTP's `server::McpHttpListener`.
+//! runs one peer per connection and opens each with [`OpenOptions`] (the
+//! framer, the `on_connect` hook).
 
 use std::fmt;
 use std::pin::Pin;
@@ -44,6 +46,7 @@ use crate::connection::ConnectionInfo;
 
 mod accept;
 mod child;
+mod connect;
 mod error;
 #[cfg(feature = "http")]
 mod http;
@@ -64,26 +67,30 @@ mod unix;
 pub(crate) mod websocket;
 pub(crate) mod write;
 
-pub use self::accept::{Acceptor, PeerAddr};
+pub use self::accept::{Acceptor, OpenOptions};
 pub use self::child::{ChildHandle, ChildProcess, StderrMode};
+pub use self::connect::{kind, Connector};
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use self::error::TlsError;
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use self::http::HttpFailure;
+pub use self::http::{HttpConnector, HttpFailure};
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use self::mcp_http::McpHttpConnector;
 pub use self::raw::{RawClient, RawError, RawSendError};
-pub use self::tcp::TcpAcceptor;
+pub use self::tcp::{TcpAcceptor, TcpConnector};
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use self::tls::{TlsAcceptor, TlsConnection};
 #[cfg(unix)]
 #[cfg_attr(docsrs, doc(cfg(unix)))]
-pub use self::unix::UnixAcceptor;
+pub use self::unix::{UnixAcceptor, UnixConnector};
 #[cfg(feature = "websocket")]
 #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
-pub use self::websocket::WebSocketAcceptor;
+pub use self::websocket::{WebSocketAcceptor, WebSocketConnector};
 
 type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;
 type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;
@@ -108,8 +115,8 @@ pub struct Transport {
     pub(crate) inbound: BoxStream,
     pub(crate) outbound: BoxSink,
     pub(crate) connection: ConnectionInfo,
-    /// The config's `on_connect` hook has already run (during a WebSocket
-    /// handshake): a listener does not run it again.
+    /// The listener's `on_connect` hook has already run (during a WebSocket
+    /// handshake): the listener does not run it again.
     pub(crate) vetted: bool,
     /// Set by a transport whose frames come from several callers: the
     /// caller of each frame, as it is yielded.

@@ -98,7 +98,7 @@ impl RawClient {
     /// # Panics
     ///
     /// Panics outside a tokio runtime.
-    pub fn spawn(command: Command, config: &Config) -> io::Result<RawClient> {
+    pub fn spawn(command: Command, config: &Config) -> Result<RawClient, TransportError> {
         Ok(RawClient {
             child: ChildProcess::spawn(command, config)?,
             next_id: 1,

@@ -14,16 +14,15 @@ use std::pin::Pin;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::Transport;
-use crate::codec::{Framing, FramingCodec};
-use crate::config::Config;
+use super::{Transport, TransportError};
+use crate::codec::FramingCodec;
 
 type Reader = Pin<Box<dyn AsyncRead + Send>>;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
 impl Transport {
-    /// Standard input and output, framed as `config` says (newline-delimited
-    /// by default; `Config::lsp()`-style configs use `Content-Length`).
+    /// Standard input and output, framed by `codec` (a `&Config` converts:
+    /// `Config::lsp()` frames with `Content-Length`).
     ///
     /// Only one stdio transport should exist per process: it reads the
     /// process's one standard input.
@@ -34,7 +33,7 @@ impl Transport {
     /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
     ///
     /// #[tokio::main(flavor = "current_thread")]
-    /// async fn main() -> std::io::Result<()> {
+    /// async fn main() -> Result<(), jsonrpc_runtime::transport::TransportError> {
     ///     let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
     ///     let config = Config::default();
     ///     let transport = Transport::stdio(&config)?;
@@ -54,21 +53,8 @@ impl Transport {
     /// # Panics
     ///
     /// Panics outside a tokio runtime with I/O enabled.
-    pub fn stdio(config: &Config) -> io::Result<Transport> {
-        stdio_framed(config.codec())
-    }
-
-    /// Standard input and output with an explicit framing and frame cap.
-    ///
-    /// # Errors
-    ///
-    /// As [`Transport::stdio`].
-    ///
-    /// # Panics
-    ///
-    /// Panics outside a tokio runtime with I/O enabled.
-    pub fn stdio_with(framing: Framing, max_frame_len: usize) -> io::Result<Transport> {
-        stdio_framed(framing.codec(max_frame_len))
+    pub fn stdio(codec: impl Into<FramingCodec>) -> Result<Transport, TransportError> {
+        Ok(stdio_framed(codec.into())?)
     }
 }
 
@@ -156,12 +142,13 @@ fn stdout() -> io::Result<Writer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::LineCodec;
 
     #[tokio::test]
     async fn stdio_opens_once_per_process() {
-        let first = Transport::stdio_with(Framing::NewlineDelimited, 1024);
-        let second = Transport::stdio_with(Framing::NewlineDelimited, 1024).unwrap_err();
-        assert_eq!(second.kind(), io::ErrorKind::AlreadyExists, "{second}");
+        let first = Transport::stdio(LineCodec::with_max_frame_len(1024));
+        let second = Transport::stdio(LineCodec::with_max_frame_len(1024)).unwrap_err();
+        assert_eq!(io::Error::from(second).kind(), io::ErrorKind::AlreadyExists);
         drop(first);
     }
 }

@@ -1,42 +1,65 @@
 //! TCP: a connector and an acceptor for [`Listener`](crate::server::Listener).
 //!
-//! Messages are framed as the config says (newline-delimited by default).
+//! Messages are framed by a codec (newline-delimited by default).
 //! Nagle's algorithm is turned off on every connection: the peer already
 //! batches a burst of messages into one write, and a lone request must not
 //! wait for the previous one to be acknowledged.
 
+use std::fmt;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
-use super::Transport;
-use super::TransportError;
-use super::{Acceptor, PeerAddr};
-use crate::config::Config;
-use crate::connection::ConnectionInfo;
+use super::connect::{kind, Connector};
+use super::{Acceptor, OpenOptions, Transport, TransportError};
+use crate::codec::FramingCodec;
+use crate::connection::{ConnectionInfo, PeerAddr};
 
-impl Transport {
-    /// Connects to a TCP server, framed as `config` says.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let transport = Transport::connect_tcp("127.0.0.1:9000", &Config::default()).await?;
-    /// let peer = Peer::spawn(transport);
-    /// let sum: i64 = peer.call("add", [2, 3]).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
+/// Connects to a TCP server (see [`Connector`] for the settings).
+///
+/// # Examples
+///
+/// ```no_run
+/// use jsonrpc_runtime::transport::TcpConnector;
+/// use jsonrpc_runtime::Peer;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let peer = Peer::spawn(TcpConnector::new("127.0.0.1:9000").connect().await?);
+/// let sum: i64 = peer.call("add", [2, 3]).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub type TcpConnector = Connector<kind::Tcp>;
+
+impl Connector<kind::Tcp> {
+    /// A connector to `addr` (`host:port`; a `SocketAddr`), framed
+    /// newline-delimited unless [`codec`](Self::codec) says otherwise.
+    pub fn new(addr: impl fmt::Display) -> Self {
+        Connector::with_target(kind::Tcp(addr.to_string()))
+    }
+
+    /// The name the server's certificate is checked against (feature
+    /// `tls`; default: the address's host).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn server_name(mut self, name: &str) -> Self {
+        self.server_name = Some(name.to_owned());
+        self
+    }
+
+    /// Connects, and with [`tls`](Self::tls) settings runs the TLS
+    /// handshake (no ALPN protocol is offered).
     ///
     /// # Errors
     ///
-    /// Fails when the address does not resolve or nothing accepts the
-    /// connection.
+    /// An I/O error when the address does not resolve or nothing accepts
+    /// the connection; [`TransportError::Tls`] when the TLS handshake fails
+    /// (a certificate the client does not trust is
+    /// [`TlsError::Handshake`](crate::transport::TlsError::Handshake) with
+    /// rustls' `InvalidCertificate`) or the server name is neither a DNS
+    /// name nor an IP address.
     ///
     /// # Cancel safety
     ///
@@ -45,30 +68,57 @@ impl Transport {
     /// # Panics
     ///
     /// Panics outside a tokio runtime with I/O enabled.
-    pub async fn connect_tcp(addr: impl ToSocketAddrs, config: &Config) -> io::Result<Transport> {
-        let stream = TcpStream::connect(addr).await?;
-        Ok(Transport::tcp(stream, config))
+    pub async fn connect(self) -> Result<Transport, TransportError> {
+        self.check()?;
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let host = self
+                .server_name
+                .as_deref()
+                .unwrap_or_else(|| host_of(&self.target.0));
+            let name = super::tls::server_name_of(host)?;
+            let stream = TcpStream::connect(self.target.0.as_str()).await?;
+            set_nodelay(&stream);
+            let stream = super::tls::connect(tls.with_default_alpn(&[]), name, stream).await?;
+            let (read, write) = tokio::io::split(stream);
+            return Ok(Transport::from_io(read, write, self.codec));
+        }
+        let stream = TcpStream::connect(self.target.0.as_str()).await?;
+        Ok(Transport::from_tcp(stream, self.codec))
     }
+}
 
-    /// A transport over a connected TCP stream, framed as `config` says.
+/// The host of a `host:port` address.
+#[cfg(feature = "tls")]
+fn host_of(addr: &str) -> &str {
+    match addr.rsplit_once(':') {
+        Some((host, port)) if port.parse::<u16>().is_ok() => host,
+        _ => addr,
+    }
+}
+
+impl Transport {
+    /// A transport over a connected TCP stream, framed by `codec` (a
+    /// `&Config` converts).
     ///
     /// # Examples
     ///
     /// ```no_run
-    /// use jsonrpc_runtime::{Config, Transport};
+    /// use jsonrpc_runtime::codec::LineCodec;
+    /// use jsonrpc_runtime::Transport;
     ///
     /// # async fn run() -> std::io::Result<()> {
     /// let stream = tokio::net::TcpStream::connect("127.0.0.1:9000").await?;
-    /// let transport = Transport::tcp(stream, &Config::default());
+    /// let transport = Transport::from_tcp(stream, LineCodec::new());
     /// # let _ = transport;
     /// # Ok(())
     /// # }
     /// ```
-    pub fn tcp(stream: TcpStream, config: &Config) -> Transport {
+    pub fn from_tcp(stream: TcpStream, codec: impl Into<FramingCodec>) -> Transport {
         set_nodelay(&stream);
         let peer = stream.peer_addr();
         let (read, write) = stream.into_split();
-        let transport = Transport::from_io(read, write, config.codec());
+        let transport = Transport::from_io(read, write, codec.into());
         match peer {
             Ok(addr) => {
                 transport.with_connection(ConnectionInfo::new().with_addr(PeerAddr::Tcp(addr)))
@@ -156,9 +206,9 @@ impl Acceptor for TcpAcceptor {
     fn open(
         &self,
         stream: TcpStream,
-        config: &Config,
+        options: &OpenOptions,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
-        std::future::ready(Ok(Transport::tcp(stream, config)))
+        std::future::ready(Ok(Transport::from_tcp(stream, options.codec().clone())))
     }
 }
 

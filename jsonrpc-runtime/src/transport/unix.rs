@@ -13,31 +13,41 @@ use std::path::{Path, PathBuf};
 
 use tokio::net::{UnixListener, UnixStream};
 
-use super::Transport;
-use super::TransportError;
-use super::{Acceptor, PeerAddr};
-use crate::config::Config;
+use super::connect::{kind, Connector};
+use super::{Acceptor, OpenOptions, Transport, TransportError};
+use crate::codec::FramingCodec;
+use crate::connection::PeerAddr;
+
+/// Connects to a Unix-socket server (see [`Connector`] for the settings).
+///
+/// # Examples
+///
+/// ```no_run
+/// use jsonrpc_runtime::transport::UnixConnector;
+/// use jsonrpc_runtime::Peer;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let peer = Peer::spawn(UnixConnector::new("/run/my-server.sock").connect().await?);
+/// let sum: i64 = peer.call("add", [2, 3]).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+pub type UnixConnector = Connector<kind::Unix>;
 
 #[cfg_attr(docsrs, doc(cfg(unix)))]
-impl Transport {
-    /// Connects to a Unix-socket server at `path`, framed as `config` says.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let transport = Transport::connect_unix("/run/my-server.sock", &Config::default()).await?;
-    /// let peer = Peer::spawn(transport);
-    /// let sum: i64 = peer.call("add", [2, 3]).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
+impl Connector<kind::Unix> {
+    /// A connector to the socket at `path`, framed newline-delimited unless
+    /// [`codec`](Self::codec) says otherwise.
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        Connector::with_target(kind::Unix(path.as_ref().to_path_buf()))
+    }
+
+    /// Connects.
     ///
     /// # Errors
     ///
-    /// Fails when there is no socket at `path`
+    /// Fails when there is no socket at the path
     /// ([`NotFound`](io::ErrorKind::NotFound)) or nothing listens on it
     /// ([`ConnectionRefused`](io::ErrorKind::ConnectionRefused)).
     ///
@@ -48,31 +58,36 @@ impl Transport {
     /// # Panics
     ///
     /// Panics outside a tokio runtime with I/O enabled.
-    pub async fn connect_unix(path: impl AsRef<Path>, config: &Config) -> io::Result<Transport> {
-        let stream = UnixStream::connect(path).await?;
-        Ok(Transport::unix(stream, config))
+    pub async fn connect(self) -> Result<Transport, TransportError> {
+        self.check()?;
+        let stream = UnixStream::connect(&self.target.0).await?;
+        Ok(Transport::from_unix(stream, self.codec))
     }
+}
 
-    /// A transport over a connected Unix stream, framed as `config` says.
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+impl Transport {
+    /// A transport over a connected Unix stream, framed by `codec` (a
+    /// `&Config` converts).
     ///
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+    /// use jsonrpc_runtime::codec::LineCodec;
+    /// use jsonrpc_runtime::{ErrorObject, Peer, Router, Transport};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (a, b) = tokio::net::UnixStream::pair()?;
-    /// let config = Config::default();
     /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
-    /// let _server = Peer::builder().router(router).spawn(Transport::unix(b, &config));
-    /// let client = Peer::spawn(Transport::unix(a, &config));
+    /// let _server = Peer::builder().router(router).spawn(Transport::from_unix(b, LineCodec::new()));
+    /// let client = Peer::spawn(Transport::from_unix(a, LineCodec::new()));
     /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub fn unix(stream: UnixStream, config: &Config) -> Transport {
+    pub fn from_unix(stream: UnixStream, codec: impl Into<FramingCodec>) -> Transport {
         let (read, write) = stream.into_split();
-        Transport::from_io(read, write, config.codec())
+        Transport::from_io(read, write, codec.into())
     }
 }
 
@@ -216,8 +231,8 @@ impl Acceptor for UnixAcceptor {
     fn open(
         &self,
         stream: UnixStream,
-        config: &Config,
+        options: &OpenOptions,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
-        std::future::ready(Ok(Transport::unix(stream, config)))
+        std::future::ready(Ok(Transport::from_unix(stream, options.codec().clone())))
     }
 }

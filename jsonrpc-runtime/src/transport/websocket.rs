@@ -9,9 +9,10 @@
 //! * A binary message is refused as one message: the peer answers it with
 //!   -32600 "binary messages are not accepted, send JSON text" and keeps
 //!   serving.
-//! * A message or frame over the config's
-//!   [`max_frame_len`](crate::Config::max_frame_len) cannot be skipped (its
-//!   bytes are not read, so the stream is out of step): it is answered with
+//! * A message or frame over the frame cap
+//!   (the connector's [`max_frame_len`](Connector::max_frame_len), the
+//!   listener config's [`max_frame_len`](crate::Config::max_frame_len))
+//!   cannot be skipped (its bytes are not read, so the stream is out of step): it is answered with
 //!   -32600 naming the limit, then the connection is closed with code 1009
 //!   ("message too big"), and it ends with a [`TransportError::WebSocket`]
 //!   whose [`close_code`](crate::WebSocketError::close_code) is 1009.
@@ -52,12 +53,10 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
-use super::Transport;
-use super::{Acceptor, PeerAddr};
-use super::{TransportError, WebSocketError};
+use super::connect::{host_and_port, kind, scheme_is_secure, Connector};
+use super::{Acceptor, OpenOptions, Transport, TransportError, WebSocketError};
 use crate::codec::{Frame, FrameRefusal};
-use crate::config::Config;
-use crate::connection::ConnectionInfo;
+use crate::connection::{ConnectionInfo, PeerAddr};
 
 mod halves;
 
@@ -69,35 +68,56 @@ const CLOSE_LINGER: Duration = Duration::from_secs(2);
 /// The default limit on a server handshake.
 const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Connects to a WebSocket server at a `ws://` or `wss://` URL (see
+/// [`Connector`] for the settings).
+///
+/// Framing is WebSocket's: one JSON-RPC message in each text message, at
+/// most [`max_frame_len`](Connector::max_frame_len) bytes. The
+/// [`header`](Connector::header)s (a [`bearer`](Connector::bearer) token,
+/// say) go with the handshake.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use jsonrpc_runtime::server::Listener;
+/// use jsonrpc_runtime::transport::{WebSocketAcceptor, WebSocketConnector};
+/// use jsonrpc_runtime::{ErrorObject, Peer, Router};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
+/// let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?;
+/// let url = format!("ws://{}/", acceptor.local_addr()?);
+/// let server = Listener::new(acceptor).spawn(router);
+///
+/// let client = Peer::spawn(WebSocketConnector::new(&url).bearer("secret").connect().await?);
+/// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
+/// client.close(Duration::from_secs(1)).await;
+/// server.shutdown(Duration::from_secs(1)).await;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
-impl Transport {
-    /// Connects to a WebSocket server at `url` (`ws://host:port/path`).
-    ///
-    /// Only the config's frame size cap applies (framing is WebSocket's),
-    /// and its [`request_header`](Config::request_header)s (a bearer token,
-    /// say) go with the handshake.
-    /// For `wss://`, use `connect_websocket_tls` (feature `tls`), or open
-    /// the TLS stream yourself and use
-    /// [`websocket_client`](Self::websocket_client).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let transport = Transport::connect_websocket("ws://127.0.0.1:9000/rpc", &Config::default()).await?;
-    /// let peer = Peer::spawn(transport);
-    /// let sum: i64 = peer.call("add", [2, 3]).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
+pub type WebSocketConnector = Connector<kind::WebSocket>;
+
+#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
+impl Connector<kind::WebSocket> {
+    /// A connector to `url` (`ws://host:port/path`, or `wss://` for TLS).
+    pub fn new(url: impl Into<String>) -> Self {
+        Connector::with_target(kind::WebSocket(url.into()))
+    }
+
+    /// Connects and runs the handshake; for `wss://`, the TLS handshake
+    /// first (ALPN `http/1.1`), checking the server's certificate against
+    /// the [`tls`](Self::tls) roots and the URL's host.
     ///
     /// # Errors
     ///
-    /// [`TransportError::WebSocket`] for a URL that is not `ws://` or a
-    /// handshake the server refused; an I/O error when the TCP connection
-    /// fails.
+    /// [`TransportError::Invalid`] for a URL that is not `ws://` or
+    /// `wss://` (or `wss://` without TLS settings); an I/O error when the
+    /// TCP connection fails; [`TransportError::Tls`] when the TLS handshake
+    /// fails; [`TransportError::WebSocket`] when the server refuses the
+    /// handshake.
     ///
     /// # Cancel safety
     ///
@@ -106,160 +126,46 @@ impl Transport {
     /// # Panics
     ///
     /// Panics outside a tokio runtime with I/O enabled.
-    pub async fn connect_websocket(
-        url: &str,
-        config: &Config,
-    ) -> Result<Transport, TransportError> {
-        let request = url
-            .into_client_request()
-            .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
-        let uri = request.uri();
-        match uri.scheme_str() {
-            Some("ws") => {}
-            Some("wss") if cfg!(feature = "tls") => {
-                return Err(ws_error(
-                    format!(
-                        "`{url}` needs TLS: use `Transport::connect_websocket_tls` with a \
-                         `ClientTls`"
-                    ),
-                    None,
-                    None,
-                ))
-            }
-            Some("wss") => {
-                return Err(ws_error(
-                    format!(
-                        "`{url}` needs TLS, which this connector does not do without the `tls` \
-                         feature: open the TLS stream yourself and pass it to \
-                         `Transport::websocket_client`"
-                    ),
-                    None,
-                    None,
-                ))
-            }
-            _ => {
-                return Err(ws_error(
-                    format!("`{url}` is not a `ws://` URL"),
-                    None,
-                    None,
-                ))
-            }
+    pub async fn connect(self) -> Result<Transport, TransportError> {
+        let request = self.request()?;
+        let url = &self.target.0;
+        let secure = scheme_is_secure(url, request.uri(), "ws")?;
+        let (host, port) = host_and_port(request.uri(), if secure { 443 } else { 80 });
+        if !secure {
+            let stream = TcpStream::connect((host.as_str(), port)).await?;
+            super::tcp::set_nodelay(&stream);
+            return client_handshake(request, stream, self.max_frame_len).await;
         }
-        let (host, port) = host_and_port(uri, 80);
-        let stream = TcpStream::connect((host.as_str(), port)).await?;
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
+        #[cfg(feature = "tls")]
+        {
+            let tls = self.tls_for(url)?;
+            let name = super::tls::server_name_of(&host)?;
+            let stream = TcpStream::connect((host.as_str(), port)).await?;
+            super::tcp::set_nodelay(&stream);
+            let tls = tls.with_default_alpn(&[crate::tls::alpn::HTTP_1_1]);
+            let stream = super::tls::connect(tls, name, stream).await?;
+            client_handshake(request, stream, self.max_frame_len).await
         }
-        client_handshake(request, stream, config).await
+        #[cfg(not(feature = "tls"))]
+        Err(super::connect::needs_tls_feature(url))
     }
 
-    /// Connects to a WebSocket server over TLS at `url`
-    /// (`wss://host:port/path`), checking the server's certificate against
-    /// the roots `tls` trusts and the URL's host.
-    ///
-    /// Only the config's frame size cap applies (framing is WebSocket's).
+    /// Runs the client side of the handshake over an already connected
+    /// `stream` (a TLS stream opened by hand, a Unix socket), for the URL's
+    /// path and host.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use jsonrpc_runtime::server::Listener;
-    /// use jsonrpc_runtime::tls::{ClientTls, ServerTls};
-    /// use jsonrpc_runtime::transport::WebSocketAcceptor;
-    /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let cert = rcgen::generate_simple_self_signed(["localhost".to_owned()])?;
-    /// let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
-    /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
-    ///
-    /// let server_tls = ServerTls::from_pem(cert_pem.as_bytes(), key_pem.as_bytes())?;
-    /// let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?.tls(server_tls);
-    /// let url = format!("wss://localhost:{}/", acceptor.local_addr()?.port());
-    /// let server = Listener::new(acceptor).spawn(router);
-    ///
-    /// let client_tls = ClientTls::from_roots_pem(cert_pem.as_bytes())?;
-    /// let transport = Transport::connect_websocket_tls(&url, &client_tls, &Config::default()).await?;
-    /// let client = Peer::spawn(transport);
-    /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
-    /// client.close(Duration::from_secs(1)).await;
-    /// server.shutdown(Duration::from_secs(1)).await;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// # }).unwrap();
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`TransportError::WebSocket`] for a URL that is not `wss://` or a
-    /// handshake the server refused; [`TransportError::Tls`] when the TLS
-    /// handshake fails (a certificate the client does not trust is
-    /// [`TlsError::Handshake`](crate::transport::TlsError::Handshake) with
-    /// rustls' `InvalidCertificate`); an I/O error when the TCP connection
-    /// fails.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping the future abandons the connection attempt.
-    ///
-    /// # Panics
-    ///
-    /// Panics outside a tokio runtime with I/O enabled.
-    #[cfg(feature = "tls")]
-    #[cfg_attr(docsrs, doc(cfg(all(feature = "websocket", feature = "tls"))))]
-    pub async fn connect_websocket_tls(
-        url: &str,
-        tls: &crate::tls::ClientTls,
-        config: &Config,
-    ) -> Result<Transport, TransportError> {
-        let request = url
-            .into_client_request()
-            .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
-        let uri = request.uri();
-        match uri.scheme_str() {
-            Some("wss") => {}
-            Some("ws") => {
-                return Err(ws_error(
-                    format!("`{url}` is plain WebSocket: use `Transport::connect_websocket`, or a wss:// URL"),
-                    None,
-                    None,
-                ))
-            }
-            _ => {
-                return Err(ws_error(
-                    format!("`{url}` is not a `wss://` URL"),
-                    None,
-                    None,
-                ))
-            }
-        }
-        let (host, port) = host_and_port(uri, 443);
-        let name = super::tls::server_name_of(&host)?;
-        let stream = TcpStream::connect((host.as_str(), port)).await?;
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
-        }
-        let tls = tls.with_default_alpn(&[crate::tls::alpn::HTTP_1_1]);
-        let stream = super::tls::connect(tls, name, stream).await?;
-        client_handshake(request, stream, config).await
-    }
-
-    /// Runs the client side of a WebSocket handshake for `url` over an
-    /// already connected `stream` (a TLS stream, a Unix socket), and returns
-    /// the transport.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+    /// use jsonrpc_runtime::transport::{OpenOptions, WebSocketConnector};
+    /// use jsonrpc_runtime::{ErrorObject, Peer, Router, Transport};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    /// let config = Config::default();
-    /// let server = tokio::spawn({
-    ///     let config = config.clone();
-    ///     async move { Transport::websocket_server(server_io, &config).await }
+    /// let server = tokio::spawn(async move {
+    ///     Transport::websocket_server(server_io, &OpenOptions::default()).await
     /// });
-    /// let client = Transport::websocket_client(client_io, "ws://localhost/", &config).await?;
+    /// let client = WebSocketConnector::new("ws://localhost/").handshake(client_io).await?;
     /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
     /// let _server = Peer::builder().router(router).spawn(server.await??);
     /// let client = Peer::spawn(client);
@@ -270,36 +176,47 @@ impl Transport {
     ///
     /// # Errors
     ///
-    /// [`TransportError::WebSocket`] when the URL is invalid or the server
-    /// refuses the handshake.
+    /// [`TransportError::Invalid`] when the URL is invalid;
+    /// [`TransportError::WebSocket`] when the server refuses the handshake.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: dropping the future drops `stream`.
-    pub async fn websocket_client<S>(
-        stream: S,
-        url: &str,
-        config: &Config,
-    ) -> Result<Transport, TransportError>
+    pub async fn handshake<S>(self, stream: S) -> Result<Transport, TransportError>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let request = url
-            .into_client_request()
-            .map_err(|e| ws_error(format!("`{url}` is not a WebSocket URL"), None, Some(e)))?;
-        client_handshake(request, stream, config).await
+        let request = self.request()?;
+        client_handshake(request, stream, self.max_frame_len).await
     }
 
+    /// The handshake request: the URL with the headers.
+    fn request(&self) -> Result<Request, TransportError> {
+        self.check()?;
+        let url = &self.target.0;
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| TransportError::Invalid(format!("`{url}` is not a WebSocket URL: {e}")))?;
+        request.headers_mut().extend(self.headers.clone());
+        Ok(request)
+    }
+}
+
+#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
+impl Transport {
     /// Runs the server side of a WebSocket handshake over `stream` (an
     /// accepted TCP or TLS stream), and returns the transport. Any request
     /// path is accepted. The handshake's path and headers become the
-    /// transport's [`connection`](Transport::connection), and the config's
-    /// [`on_connect`](Config::on_connect) hook decides on them: a refused
-    /// client gets the refusal's HTTP status instead of an upgrade.
+    /// transport's [`connection`](Transport::connection), and `options`'
+    /// [`on_connect`](OpenOptions::on_connect) hook decides on them: a
+    /// refused client gets the refusal's HTTP status instead of an upgrade.
+    /// Messages are capped at the codec's
+    /// [`max_frame_len`](crate::codec::FramingCodec::max_frame_len).
     ///
     /// # Examples
     ///
-    /// See [`websocket_client`](Self::websocket_client).
+    /// See [`WebSocketConnector::handshake`](Connector::handshake).
     ///
     /// # Errors
     ///
@@ -311,12 +228,12 @@ impl Transport {
     /// Cancel safe: dropping the future drops `stream`.
     pub async fn websocket_server<S>(
         stream: S,
-        config: &Config,
+        options: &OpenOptions,
     ) -> Result<Transport, TransportError>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        server_handshake(stream, config, ConnectionInfo::new()).await
+        server_handshake(stream, options, ConnectionInfo::new()).await
     }
 }
 
@@ -330,7 +247,8 @@ impl Transport {
 /// use std::time::Duration;
 /// use jsonrpc_runtime::server::Listener;
 /// use jsonrpc_runtime::transport::WebSocketAcceptor;
-/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+/// use jsonrpc_runtime::transport::WebSocketConnector;
+/// use jsonrpc_runtime::{ErrorObject, Peer, Router};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
@@ -338,7 +256,7 @@ impl Transport {
 /// let url = format!("ws://{}/", acceptor.local_addr()?);
 /// let server = Listener::new(acceptor).spawn(router);
 ///
-/// let client = Peer::spawn(Transport::connect_websocket(&url, &Config::default()).await?);
+/// let client = Peer::spawn(WebSocketConnector::new(&url).connect().await?);
 /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
 /// client.close(Duration::from_secs(1)).await;
 /// server.shutdown(Duration::from_secs(1)).await;
@@ -392,7 +310,32 @@ impl WebSocketAcceptor {
     ///
     /// # Examples
     ///
-    /// See [`Transport::connect_websocket_tls`].
+    /// ```
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::server::Listener;
+    /// use jsonrpc_runtime::tls::{ClientTls, ServerTls};
+    /// use jsonrpc_runtime::transport::{WebSocketAcceptor, WebSocketConnector};
+    /// use jsonrpc_runtime::{ErrorObject, Peer, Router};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let cert = rcgen::generate_simple_self_signed(["localhost".to_owned()])?;
+    /// let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
+    ///
+    /// let server_tls = ServerTls::from_pem(cert_pem.as_bytes(), key_pem.as_bytes())?;
+    /// let acceptor = WebSocketAcceptor::bind("127.0.0.1:0").await?.tls(server_tls);
+    /// let url = format!("wss://localhost:{}/", acceptor.local_addr()?.port());
+    /// let server = Listener::new(acceptor).spawn(router);
+    ///
+    /// let client_tls = ClientTls::from_roots_pem(cert_pem.as_bytes())?;
+    /// let transport = WebSocketConnector::new(&url).tls(client_tls).connect().await?;
+    /// let client = Peer::spawn(transport);
+    /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
+    /// client.close(Duration::from_secs(1)).await;
+    /// server.shutdown(Duration::from_secs(1)).await;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(mut self, tls: crate::tls::ServerTls) -> WebSocketAcceptor {
@@ -428,9 +371,9 @@ impl Acceptor for WebSocketAcceptor {
     fn open(
         &self,
         stream: TcpStream,
-        config: &Config,
+        options: &OpenOptions,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
-        let config = config.clone();
+        let options = options.clone();
         let limit = self.handshake_timeout;
         #[cfg(feature = "tls")]
         let tls = self.tls.clone();
@@ -446,9 +389,9 @@ impl Acceptor for WebSocketAcceptor {
                 #[cfg(feature = "tls")]
                 if let Some(tls) = tls {
                     let stream = super::tls::accept(tls, stream).await?;
-                    return server_handshake(stream, &config, info).await;
+                    return server_handshake(stream, &options, info).await;
                 }
-                server_handshake(stream, &config, info).await
+                server_handshake(stream, &options, info).await
             };
             match tokio::time::timeout(limit, handshake).await {
                 Ok(opened) => opened,
@@ -463,11 +406,11 @@ impl Acceptor for WebSocketAcceptor {
 }
 
 /// The server side of the handshake: records the request in `info`, runs
-/// the config's `on_connect` hook on it, and answers a refusal with its HTTP
-/// status.
+/// the `on_connect` hook of `options` on it, and answers a refusal with its
+/// HTTP status.
 async fn server_handshake<S>(
     stream: S,
-    config: &Config,
+    options: &OpenOptions,
     mut info: ConnectionInfo,
 ) -> Result<Transport, TransportError>
 where
@@ -480,7 +423,7 @@ where
         let uri = request.uri().clone();
         let headers = request.headers().clone();
         info = std::mem::take(&mut info).with_request(uri, headers);
-        match config.vet(&mut info) {
+        match options.vet(&mut info) {
             Ok(()) => Ok(response),
             Err(refusal) => {
                 let mut answer = ErrorResponse::new(Some(format!("{}\n", refusal.reason())));
@@ -491,8 +434,12 @@ where
             }
         }
     };
-    let accepted =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, vet, Some(ws_config(config))).await;
+    let accepted = tokio_tungstenite::accept_hdr_async_with_config(
+        stream,
+        vet,
+        Some(ws_config(options.codec().max_frame_len())),
+    )
+    .await;
     if let Some(refusal) = refused {
         return Err(ws_error(refusal.to_string(), None, None));
     }
@@ -502,36 +449,22 @@ where
     Ok(transport)
 }
 
-/// The host (without an IPv6 address's brackets) and port of a WebSocket
-/// URL, `default_port` when it names none.
-fn host_and_port(
-    uri: &tokio_tungstenite::tungstenite::http::Uri,
-    default_port: u16,
-) -> (String, u16) {
-    let host = uri.host().unwrap_or_default();
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host)
-        .to_owned();
-    (host, uri.port_u16().unwrap_or(default_port))
-}
-
-/// The client side of the handshake, shared by every client constructor:
-/// sends the config's request headers.
+/// The client side of the handshake.
 async fn client_handshake<S>(
-    mut request: Request,
+    request: Request,
     stream: S,
-    config: &Config,
+    max_frame_len: usize,
 ) -> Result<Transport, TransportError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    request.headers_mut().extend(config.request_headers.clone());
-    let (ws, _response) =
-        tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(config)))
-            .await
-            .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
+    let (ws, _response) = tokio_tungstenite::client_async_with_config(
+        request,
+        stream,
+        Some(ws_config(max_frame_len)),
+    )
+    .await
+    .map_err(|e| handshake_error("the WebSocket handshake failed", e))?;
     Ok(websocket_transport(ws))
 }
 
@@ -540,10 +473,10 @@ where
 /// into and gather up to 128 KiB before writing). Reads come in chunks of
 /// 4 KiB; writes gather up to 8 KiB, so bursts of small frames still go out
 /// in few writes.
-fn ws_config(config: &Config) -> WebSocketConfig {
+fn ws_config(max_frame_len: usize) -> WebSocketConfig {
     WebSocketConfig::default()
-        .max_message_size(Some(config.max_frame_len))
-        .max_frame_size(Some(config.max_frame_len))
+        .max_message_size(Some(max_frame_len))
+        .max_frame_size(Some(max_frame_len))
         .read_buffer_size(WS_READ_BUFFER)
         .write_buffer_size(WS_WRITE_BUFFER)
 }

@@ -1,5 +1,5 @@
 //! JSON-RPC over HTTP on one connection of an [`HttpListener`]: each `POST`
-//! vetted by the config's `on_connect` hook and answered through the router;
+//! vetted by the listener's `on_connect` hook and answered through the router;
 //! the metrics page.
 
 use super::*;
@@ -10,7 +10,9 @@ pub(super) struct RpcSetup {
     pub(super) max_body: usize,
     pub(super) rpc_path: String,
     pub(super) routes: Arc<dyn MakeRouterDyn>,
-    /// For its `on_connect` hook and its gate.
+    /// The `on_connect` hook.
+    pub(super) open: OpenOptions,
+    /// For its gate.
     pub(super) config: Config,
     /// Where the metrics are served, and the figures.
     #[cfg(feature = "tower")]
@@ -84,7 +86,7 @@ impl RpcService {
         let mut caller = ConnectionInfo::new()
             .with_addr(self.addr.clone())
             .with_request(parts.uri, parts.headers);
-        if let Err(refusal) = self.setup.config.vet(&mut caller) {
+        if let Err(refusal) = self.setup.open.vet(&mut caller) {
             crate::trace::http_refused(self.number, refusal.status(), refusal.reason());
             return refused(&refusal);
         }

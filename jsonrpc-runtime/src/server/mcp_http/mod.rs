@@ -13,8 +13,9 @@ use self::service::{Manager, McpService, OnSessionClose};
 use super::http::{checked_path, serve_http};
 use super::{MakeRouter, Server, ServerShared};
 use crate::config::Config;
+use crate::connection::{ConnectHook, ConnectionInfo, PeerAddr, Refusal};
 use crate::peer::CloseReason;
-use crate::transport::{Acceptor, PeerAddr};
+use crate::transport::{Acceptor, OpenOptions};
 
 mod origin;
 mod service;
@@ -132,7 +133,7 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// # Sessions
 ///
 /// A session belongs to whoever opened it. The config's
-/// [`on_connect`](Config::on_connect) hook runs for every request (a bearer
+/// [`on_connect`](McpHttpListener::on_connect) hook runs for every request (a bearer
 /// token goes with each), and the [identity](crate::ConnectionInfo::set_identity)
 /// it gives the caller of `initialize` is the session's: a request whose
 /// caller has another identity (another user's valid token), or none, is
@@ -200,8 +201,8 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 /// ```
 /// use std::time::Duration;
 /// use jsonrpc_runtime::server::McpHttpListener;
-/// use jsonrpc_runtime::transport::TcpAcceptor;
-/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+/// use jsonrpc_runtime::transport::{McpHttpConnector, TcpAcceptor};
+/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router};
 /// use serde_json::{json, Value};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -218,7 +219,7 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 ///
 /// let client = Peer::builder()
 ///     .config(Config::mcp_client())
-///     .spawn(Transport::mcp_http(&url, &Config::mcp_client())?);
+///     .spawn(McpHttpConnector::new(&url).connect().await?);
 /// let init: Value = client.call("initialize", json!({"protocolVersion": "2025-06-18"})).await?;
 /// assert_eq!(init["protocolVersion"], "2025-06-18");
 /// let tools: Value = client.call("tools/list", json!({})).await?;
@@ -233,6 +234,7 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 pub struct McpHttpListener<A> {
     acceptor: A,
     config: Config,
+    on_connect: Option<ConnectHook>,
     limit: Option<usize>,
     options: Options,
     on_close: Option<OnSessionClose>,
@@ -324,6 +326,7 @@ where
         McpHttpListener {
             acceptor,
             config: Config::mcp(),
+            on_connect: None,
             limit: None,
             options: Options {
                 path: DEFAULT_PATH.to_owned(),
@@ -363,6 +366,22 @@ where
     /// ```
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Vets every request with `hook` before its messages are read, as
+    /// [`HttpListener::on_connect`](super::HttpListener::on_connect) does;
+    /// an identity it sets ([`ConnectionInfo::set_identity`]) binds the
+    /// session `initialize` opens to that caller.
+    ///
+    /// # Examples
+    ///
+    /// See [`ConnectionInfo::set_identity`].
+    pub fn on_connect<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync + 'static,
+    {
+        self.on_connect = Some(Arc::new(hook));
         self
     }
 
@@ -734,6 +753,7 @@ where
         let health_path = self.options.health_path.clone();
         let manager = Arc::new(Manager {
             server: shared.clone(),
+            open: OpenOptions::default().with_hook(self.on_connect),
             config: self.config,
             routes: Arc::new(routes),
             options: Arc::new(self.options),

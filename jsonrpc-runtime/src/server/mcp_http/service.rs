@@ -24,7 +24,7 @@ use super::session::{
 };
 use super::{Options, SessionClose};
 use crate::config::Config;
-use crate::connection::{CallerSlot, ConnectionInfo};
+use crate::connection::{CallerSlot, ConnectionInfo, PeerAddr};
 use crate::error::ErrorObject;
 use crate::id::Id;
 use crate::message::{self, Batches, Classified, ClassifiedFrame, Dialect, ParseOptions};
@@ -32,7 +32,7 @@ use crate::peer::Peer;
 use crate::policy::{CancellationPolicy, ProgressPolicy};
 use crate::server::http::{is_json, not_allowed, read_body, refused, text, HttpService};
 use crate::server::{MakeRouterDyn, ServerShared};
-use crate::transport::{PeerAddr, Transport};
+use crate::transport::{OpenOptions, Transport};
 
 mod answers;
 mod posted;
@@ -57,6 +57,8 @@ pub(super) type OnSessionClose = Arc<dyn Fn(&str, &SessionClose) + Send + Sync>;
 /// What every connection of one MCP server shares: its sessions.
 pub(super) struct Manager {
     pub(super) server: Arc<ServerShared>,
+    /// The `on_connect` hook.
+    pub(super) open: OpenOptions,
     pub(super) config: Config,
     pub(super) routes: Arc<dyn MakeRouterDyn>,
     pub(super) options: Arc<Options>,
@@ -106,7 +108,7 @@ impl HttpService for McpService {
         let mut caller = ConnectionInfo::new()
             .with_addr(self.addr.clone())
             .with_request(request.uri().clone(), request.headers().clone());
-        if let Err(refusal) = manager.config.vet(&mut caller) {
+        if let Err(refusal) = manager.open.vet(&mut caller) {
             crate::trace::http_refused(0, refusal.status(), refusal.reason());
             return refused(&refusal).map(McpBody::from);
         }

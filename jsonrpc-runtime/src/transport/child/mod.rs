@@ -45,7 +45,6 @@ use self::stderr::{drain_stderr, Capture};
 use super::Transport;
 use super::{ProcessExit, TransportError};
 use crate::codec::{Frame, FramingCodec, FramingError};
-use crate::config::Config;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -171,9 +170,9 @@ impl fmt::Debug for ChildHandle {
 }
 
 impl ChildProcess {
-    /// Spawns `command` with piped stdin, stdout and stderr, framed as
-    /// `config` says (its [`framing`](Config::framing) and
-    /// [`max_frame_len`](Config::max_frame_len)).
+    /// Spawns `command` with piped stdin, stdout and stderr, framed by
+    /// `codec` (a `&Config` converts: `&Config::lsp()` frames with
+    /// `Content-Length`).
     ///
     /// The command's stdio settings are replaced, and it is set to be killed
     /// on drop.
@@ -181,15 +180,14 @@ impl ChildProcess {
     /// # Examples
     ///
     /// ```no_run
-    /// use jsonrpc_runtime::codec::Framing;
-    /// use jsonrpc_runtime::{ChildProcess, Config};
+    /// use jsonrpc_runtime::codec::ContentLengthCodec;
+    /// use jsonrpc_runtime::ChildProcess;
     /// use tokio::process::Command;
     ///
-    /// # async fn run() -> std::io::Result<()> {
+    /// # async fn run() -> Result<(), jsonrpc_runtime::transport::TransportError> {
     /// let mut command = Command::new("rust-analyzer");
     /// command.current_dir("/my/project");
-    /// let config = Config::default().framing(Framing::ContentLength);
-    /// let child = ChildProcess::spawn(command, &config)?;
+    /// let child = ChildProcess::spawn(command, ContentLengthCodec::new())?;
     /// println!("started pid {:?}", child.id());
     /// # Ok(())
     /// # }
@@ -203,8 +201,11 @@ impl ChildProcess {
     /// # Panics
     ///
     /// Panics outside a tokio runtime.
-    pub fn spawn(command: Command, config: &Config) -> io::Result<ChildProcess> {
-        ChildProcess::spawn_with(command, config, StderrMode::Keep)
+    pub fn spawn(
+        command: Command,
+        codec: impl Into<FramingCodec>,
+    ) -> Result<ChildProcess, TransportError> {
+        ChildProcess::spawn_with(command, codec, StderrMode::Keep)
     }
 
     /// Spawns `command` as [`spawn`](ChildProcess::spawn) does, doing
@@ -219,7 +220,7 @@ impl ChildProcess {
     /// use jsonrpc_runtime::{ChildProcess, Config};
     /// use tokio::process::Command;
     ///
-    /// # async fn run() -> std::io::Result<()> {
+    /// # async fn run() -> Result<(), jsonrpc_runtime::transport::TransportError> {
     /// // The server's logs show up as it writes them.
     /// let child = ChildProcess::spawn_with(Command::new("my-server"), &Config::default(), StderrMode::Forward)?;
     /// # drop(child);
@@ -236,9 +237,9 @@ impl ChildProcess {
     /// Panics outside a tokio runtime.
     pub fn spawn_with(
         mut command: Command,
-        config: &Config,
+        codec: impl Into<FramingCodec>,
         stderr_mode: StderrMode,
-    ) -> io::Result<ChildProcess> {
+    ) -> Result<ChildProcess, TransportError> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -251,9 +252,9 @@ impl ChildProcess {
             // Piped stdio was asked for, so tokio hands out all three; stay
             // clean if it ever does not.
             let _ = child.start_kill();
-            return Err(io::Error::other("the child's stdio pipes were not created"));
+            return Err(io::Error::other("the child's stdio pipes were not created").into());
         };
-        let codec = config.codec();
+        let codec = codec.into();
 
         let shared = Arc::new(ChildShared {
             pid: child.id(),

@@ -1,8 +1,10 @@
-//! TLS over TCP (feature `tls`): a connector, and an acceptor for
+//! TLS over TCP (feature `tls`): the handshakes, and an acceptor for
 //! [`Listener`](crate::server::Listener) and, with the `http` feature,
 //! `HttpListener`.
 //!
-//! Messages are framed as the config says, inside the TLS stream. The
+//! Messages are framed by the listener's codec, inside the TLS stream
+//! (a [`TcpConnector`](super::TcpConnector) with `tls` settings is the
+//! client). The
 //! server's handshake never runs in the accept loop: an accepted
 //! [`TlsConnection`] shakes hands on the connection's own task, when it is
 //! opened or first read (so a client that connects and sends nothing holds
@@ -29,68 +31,15 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::time::Sleep;
 
-use super::{Acceptor, PeerAddr, TcpAcceptor, TlsError, Transport, TransportError};
-use crate::config::Config;
-use crate::tls::{ClientTls, ServerTls};
+use super::{Acceptor, OpenOptions, TcpAcceptor, TlsError, Transport, TransportError};
+use crate::connection::PeerAddr;
+use crate::tls::ServerTls;
 
 #[cfg(feature = "http")]
 pub(crate) mod https;
 
 /// The default limit on a server handshake.
 const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-impl Transport {
-    /// Connects to a TLS server over TCP, checks its certificate against
-    /// `server_name` and the roots `tls` trusts, and frames messages as
-    /// `config` says.
-    ///
-    /// # Examples
-    ///
-    /// See the [`tls`](crate::tls) module.
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::tls::ClientTls;
-    /// use jsonrpc_runtime::{Config, Peer, Transport};
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let tls = ClientTls::from_roots_pem_file("ca.pem")?;
-    /// let transport = Transport::connect_tls("127.0.0.1:9443", "localhost", &tls, &Config::default()).await?;
-    /// let peer = Peer::spawn(transport);
-    /// let sum: i64 = peer.call("add", [2, 3]).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`TransportError::Tls`] when the handshake fails
-    /// ([`TlsError::Handshake`] with rustls' reason: a certificate the
-    /// client does not trust is `InvalidCertificate`) or `server_name` is
-    /// not a DNS name or an IP address; an I/O error when the address does
-    /// not resolve or nothing accepts the connection.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping the future abandons the connection attempt.
-    ///
-    /// # Panics
-    ///
-    /// Panics outside a tokio runtime with I/O enabled.
-    pub async fn connect_tls(
-        addr: impl ToSocketAddrs,
-        server_name: &str,
-        tls: &ClientTls,
-        config: &Config,
-    ) -> Result<Transport, TransportError> {
-        let name = server_name_of(server_name)?;
-        let stream = TcpStream::connect(addr).await?;
-        super::tcp::set_nodelay(&stream);
-        let stream = connect(tls.with_default_alpn(&[]), name, stream).await?;
-        let (read, write) = tokio::io::split(stream);
-        Ok(Transport::from_io(read, write, config.codec()))
-    }
-}
 
 /// The name a server's certificate is checked against: a DNS name or an IP
 /// address (`[::1]` as written in URLs is accepted).
@@ -156,8 +105,8 @@ where
 /// use std::time::Duration;
 /// use jsonrpc_runtime::server::HttpListener;
 /// use jsonrpc_runtime::tls::{ClientTls, ServerTls};
-/// use jsonrpc_runtime::transport::TlsAcceptor;
-/// use jsonrpc_runtime::{Config, ErrorObject, Peer, Router, Transport};
+/// use jsonrpc_runtime::transport::{HttpConnector, TlsAcceptor};
+/// use jsonrpc_runtime::{ErrorObject, Peer, Router};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let cert = rcgen::generate_simple_self_signed(["localhost".to_owned()])?;
@@ -171,7 +120,7 @@ where
 /// let server = HttpListener::new(acceptor).spawn(router);
 ///
 /// let client_tls = ClientTls::from_roots_pem(cert_pem.as_bytes())?;
-/// let client = Peer::spawn(Transport::http_tls(&url, &client_tls, &Config::default())?);
+/// let client = Peer::spawn(HttpConnector::new(&url).tls(client_tls).connect().await?);
 /// assert_eq!(client.call::<String>("ping", ()).await?, "pong");
 /// client.close(Duration::from_secs(1)).await;
 /// server.shutdown(Duration::from_secs(1)).await;
@@ -273,9 +222,9 @@ impl Acceptor for TlsAcceptor {
     fn open(
         &self,
         mut connection: TlsConnection,
-        config: &Config,
+        options: &OpenOptions,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
-        let codec = config.codec();
+        let codec = options.codec().clone();
         async move {
             std::future::poll_fn(|cx| connection.poll_handshake(cx))
                 .await

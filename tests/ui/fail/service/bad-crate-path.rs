@@ -1,0 +1,9 @@
+use jsonrpc_runtime::rpc;
+
+#[rpc(crate = "not a path")]
+trait Calculator {
+    #[rpc(request = "add")]
+    async fn add(&self, a: i64, b: i64) -> i64;
+}
+
+fn main() {}
