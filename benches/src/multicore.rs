@@ -272,7 +272,7 @@ pub enum ServerSide {
     /// A hand-written floor's accept loop.
     Floor(tokio::task::JoinHandle<()>),
     /// Ours.
-    Ours(jsonrpc_runtime::Server),
+    Ours(jsonrpc_runtime::server::Server),
     /// jsonrpsee's.
     Jsonrpsee(jsonrpsee::server::ServerHandle),
 }

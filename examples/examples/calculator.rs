@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::CancellationPolicy;
-use jsonrpc_runtime::{rpc, CallError, ChildProcess, Config, Context, Peer, RpcError, Transport};
+use jsonrpc_runtime::{
+    rpc, transport::ChildProcess, CallError, Config, Context, Peer, RpcError, Transport,
+};
 use serde::{Deserialize, Serialize};
 
 #[path = "support/logging.rs"]

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use jsonrpc_runtime::{ChildProcess, Config, Peer};
+use jsonrpc_runtime::{transport::ChildProcess, Config, Peer};
 use serde_json::{json, Value};
 use tokio::process::Command;
 

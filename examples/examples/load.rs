@@ -52,7 +52,7 @@ use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Request};
 use jsonrpc_runtime::transport::{
     ChildHandle, TcpConnector, TransportError, UnixConnector, WebSocketConnector,
 };
-use jsonrpc_runtime::{ChildProcess, Config, Id, Transport};
+use jsonrpc_runtime::{transport::ChildProcess, Config, Id, Transport};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::process::Command;

@@ -719,7 +719,10 @@ fn listening(scheme: &str, local: std::io::Result<std::net::SocketAddr>) {
 }
 
 /// The MCP server on `listener`, with the example's tools and options.
-fn mcp_listener<A>(listener: McpHttpListener<A>, options: &HttpOptions) -> jsonrpc_runtime::Server
+fn mcp_listener<A>(
+    listener: McpHttpListener<A>,
+    options: &HttpOptions,
+) -> jsonrpc_runtime::server::Server
 where
     A: Acceptor,
     A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,

@@ -5,7 +5,7 @@
 //! handler that calls back into its client while it runs.
 
 use jsonrpc_runtime::{
-    CallError, CallOptions, Context, ErrorObject, Peer, Router, RpcError, Transport,
+    peer::CallOptions, CallError, Context, ErrorObject, Peer, Router, RpcError, Transport,
 };
 use serde::Deserialize;
 

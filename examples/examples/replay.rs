@@ -21,7 +21,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::codec::{Frame, Framing};
 use jsonrpc_runtime::transport::{TcpConnector, UnixConnector, WebSocketConnector};
-use jsonrpc_runtime::{ChildProcess, Config, Transport};
+use jsonrpc_runtime::{transport::ChildProcess, Config, Transport};
 use serde_json::Value;
 
 #[path = "support/logging.rs"]

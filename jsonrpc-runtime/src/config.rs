@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::{Framing, FramingCodec, DEFAULT_MAX_FRAME_LEN};
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 use crate::message::{
     Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Responses,
 };
@@ -494,7 +494,7 @@ impl Config {
 
     /// How cancellation travels (default: none, so
     /// [`Peer::cancel`](crate::Peer::cancel) fails with
-    /// [`SendError::NoCancellationPolicy`](crate::SendError::NoCancellationPolicy),
+    /// [`SendError::NoCancellationPolicy`](crate::peer::SendError::NoCancellationPolicy),
     /// a call given up on is given up locally only, and an inbound
     /// cancellation is an ordinary notification).
     pub fn cancellation(mut self, policy: CancellationPolicy) -> Self {
@@ -526,7 +526,7 @@ impl Config {
     /// [`Peer::notify`](crate::Peer::notify) wait for room, so the other
     /// side's writes stall in the transport instead of growing this side's
     /// memory. Progress reports are not waited for: one that finds the
-    /// budget spent fails with [`SendError::Full`](crate::SendError::Full).
+    /// budget spent fails with [`SendError::Full`](crate::peer::SendError::Full).
     /// One frame larger than the budget is still written whole.
     ///
     /// # Panics
@@ -541,7 +541,7 @@ impl Config {
 
     /// Top-level members added to every request and notification this side
     /// sends (a session id, a client name), unless a call gives its own with
-    /// [`CallOptions::extras`](crate::CallOptions::extras).
+    /// [`CallOptions::extras`](crate::peer::CallOptions::extras).
     ///
     /// # Panics
     ///
@@ -563,7 +563,7 @@ impl Config {
     /// trace id derived from the request, say), added to those of
     /// [`extras`](Config::extras) (a computed member wins over a fixed one of
     /// the same name); a call that gives its own with
-    /// [`CallOptions::extras`](crate::CallOptions::extras) uses only those.
+    /// [`CallOptions::extras`](crate::peer::CallOptions::extras) uses only those.
     /// A member the envelope owns makes the call fail with
     /// [`CallError::InvalidParams`](crate::CallError::InvalidParams).
     ///

@@ -241,7 +241,7 @@ impl ConnectionInfo {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::ConnectionInfo;
+    /// use jsonrpc_runtime::connection::ConnectionInfo;
     ///
     /// let mut info = ConnectionInfo::new();
     /// assert_eq!(info.identity(), None);

@@ -291,7 +291,7 @@ impl std::ops::Deref for CancelToken {
 /// # Examples
 ///
 /// ```
-/// use jsonrpc_runtime::{rpc, TypedContext};
+/// use jsonrpc_runtime::{rpc, context::TypedContext};
 ///
 /// #[rpc]
 /// trait Indexer {
@@ -556,7 +556,7 @@ impl TestContext {
     ///
     /// ```
     /// use jsonrpc_runtime::context::TestContext;
-    /// use jsonrpc_runtime::ConnectionInfo;
+    /// use jsonrpc_runtime::connection::ConnectionInfo;
     ///
     /// let mut info = ConnectionInfo::new();
     /// info.insert(42_u32);

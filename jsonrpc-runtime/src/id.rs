@@ -80,7 +80,7 @@ impl Id {
             Repr::Null => out.extend_from_slice(b"null"),
             Repr::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
             Repr::Big(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-            Repr::Str(s) => crate::message::write_json_str(out, s),
+            Repr::Str(s) => write_json_str(out, s),
         }
     }
 }
@@ -201,6 +201,21 @@ impl<'de> Deserialize<'de> for Id {
         }
 
         deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// Writes `s` as a JSON string. Method names, ids and member names rarely
+/// need an escape: those are copied between quotes, without serde_json's
+/// serializer and its byte-by-byte writes.
+pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
     }
 }
 

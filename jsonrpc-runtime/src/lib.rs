@@ -9,6 +9,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`peer`] | the call types: [`Call`](peer::Call) and the other call futures, [`CallOptions`](peer::CallOptions), progress streams, send errors; outbound middleware (feature `tower`) |
 //! | [`message`] | the wire model: messages, classification options, extras |
 //! | [`codec`] | framers: newline-delimited and `Content-Length` |
 //! | `tls` | TLS settings: certificates, keys and trusted roots from PEM files (feature `tls`) |
@@ -16,11 +17,11 @@
 //! | [`config`] | [`Config`] and its parts: unknown methods, id strategies |
 //! | [`policy`] | cancellation, progress, lifecycles, gates |
 //! | [`context`] | what a handler sees |
-//! | [`connection`] | who is calling: address, path, headers, state attached at connect; refusals |
+//! | [`connection`] | who is calling ([`ConnectionInfo`](connection::ConnectionInfo)): address, path, headers, state attached at connect; refusals |
 //! | [`router`] | routes, replies, error mappings; middleware (feature `tower`) |
 //! | [`openrpc`] | method descriptions from `#[rpc]` traits; OpenRPC documents (feature `openrpc`) |
 //! | [`server`] | listeners serving many connections, HTTP, and MCP over Streamable HTTP |
-//! | [`error`] | every error type, gathered |
+//! | [`error`] | an index of every error type, wherever it is defined |
 //!
 //! # Cargo features
 //!
@@ -91,7 +92,11 @@
 #[path = "private.rs"]
 pub mod __private;
 
-// The layers, bottom up; a module imports only from those above it here.
+// The modules in alphabetical order (rustfmt's); the layers, bottom up,
+// are: `id`, `codec`, `message` (the wire model, its errors included),
+// `connection`, `policy`, `config`, `trace`, `transport`, `peer`,
+// `context`, `router`, `dispatch`, `openrpc`, `server`; `error` indexes
+// the errors of all of them. A module imports only from those below it.
 pub mod codec;
 pub mod config;
 pub mod connection;
@@ -101,7 +106,7 @@ pub mod error;
 mod id;
 pub mod message;
 pub mod openrpc;
-mod peer;
+pub mod peer;
 pub mod policy;
 pub mod router;
 pub mod server;
@@ -112,21 +117,17 @@ mod trace;
 pub mod transport;
 
 pub use self::config::Config;
-pub use self::connection::ConnectionInfo;
-pub use self::context::{Context, TypedContext};
+pub use self::context::Context;
 pub use self::dispatch::PeerBuilder;
-pub use self::error::{ErrorCode, ErrorObject, RpcError};
 pub use self::id::Id;
-pub use self::peer::{
-    Call, CallError, CallFuture, CallOptions, CloseReason, Peer, PendingCall, ProgressCall,
-    ProgressSubscription, SendError,
-};
+pub use self::message::{ErrorCode, ErrorObject, RpcError};
+pub use self::peer::{CallError, CloseReason, Peer};
 pub use self::router::{Reply, Router};
-pub use self::server::Server;
-pub use self::transport::{ChildProcess, Transport};
+pub use self::transport::Transport;
 
 /// The `http` crate, whose header, URI and extension types
-/// [`ConnectionInfo`] and the connectors' `header` use: re-exported so
+/// [`ConnectionInfo`](connection::ConnectionInfo) and the connectors'
+/// `header` use: re-exported so
 /// they need no second version.
 pub use http;
 

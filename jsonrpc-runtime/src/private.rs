@@ -9,7 +9,10 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::router::{Route, RouteTable};
-use crate::{CallError, CallOptions, ErrorObject, Peer, Router, RpcError, SendError};
+use crate::{
+    peer::{CallOptions, SendError},
+    CallError, ErrorObject, Peer, Router, RpcError,
+};
 
 /// A router serving one generated table.
 pub fn router_from_table(table: impl RouteTable) -> Router {
@@ -170,7 +173,7 @@ pub fn call_with_progress<R, E, P>(
     peer: &Peer,
     method: &str,
     params: impl Serialize,
-) -> Result<crate::ProgressCall<R, E, P>, CallError<E>>
+) -> Result<crate::peer::ProgressCall<R, E, P>, CallError<E>>
 where
     R: DeserializeOwned + Send + 'static,
     E: RpcError + Send + 'static,
@@ -184,7 +187,7 @@ pub fn call_partial_results<R, E, P>(
     peer: &Peer,
     method: &str,
     params: impl Serialize,
-) -> Result<crate::ProgressCall<R, E, P>, CallError<E>>
+) -> Result<crate::peer::ProgressCall<R, E, P>, CallError<E>>
 where
     R: DeserializeOwned + Send + 'static,
     E: RpcError + Send + 'static,
@@ -193,14 +196,14 @@ where
     peer.call_partial_results(method, params, CallOptions::default())
 }
 
-/// A client's request: the [`Call`](crate::Call) builder, with no bounds so
+/// A client's request: the [`Call`](crate::peer::Call) builder, with no bounds so
 /// that unmet ones are reported once, at the trait.
 pub fn request<'a, R, E, P>(
     peer: &'a Peer,
     method: &'a str,
     params: P,
-) -> crate::Call<'a, R, E, P> {
-    crate::Call::new(peer, method, params)
+) -> crate::peer::Call<'a, R, E, P> {
+    crate::peer::Call::new(peer, method, params)
 }
 
 /// What a method's return type means on the wire, decided by the compiler:

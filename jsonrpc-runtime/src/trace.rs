@@ -21,8 +21,8 @@
 use std::time::Instant;
 
 use crate::codec::Frame;
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 
 /// A frame read from the other side.
 pub(crate) fn frame_in(connection: u64, frame: &Frame) {

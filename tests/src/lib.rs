@@ -274,7 +274,7 @@ pub async fn cancellation_race(
                 .call_with_progress::<Value, jsonrpc_runtime::ErrorObject, Value>(
                     method,
                     params,
-                    jsonrpc_runtime::CallOptions::default(),
+                    jsonrpc_runtime::peer::CallOptions::default(),
                 )
                 .expect("the call starts");
             tokio::time::sleep(delay).await;

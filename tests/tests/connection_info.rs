@@ -16,7 +16,8 @@ use jsonrpc_runtime::transport::{
     WebSocketConnector,
 };
 use jsonrpc_runtime::{
-    CallError, CloseReason, Config, ConnectionInfo, Context, ErrorObject, Peer, Router, Transport,
+    connection::ConnectionInfo, CallError, CloseReason, Config, Context, ErrorObject, Peer, Router,
+    Transport,
 };
 use serde_json::{json, Value};
 use tests::ANSWER_TIMEOUT;

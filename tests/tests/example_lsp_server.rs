@@ -14,7 +14,8 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use jsonrpc_runtime::codec::Frame;
 use jsonrpc_runtime::transport::{ChildHandle, ProcessExit, TransportError};
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildProcess, Config, Context, ErrorCode, ErrorObject, Id, Router,
+    peer::CallOptions, transport::ChildProcess, CallError, Config, Context, ErrorCode, ErrorObject,
+    Id, Router,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};

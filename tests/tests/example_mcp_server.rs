@@ -14,7 +14,8 @@ use jsonrpc_runtime::codec::Frame;
 use jsonrpc_runtime::message::{Message, Parsed};
 use jsonrpc_runtime::transport::{ChildHandle, McpHttpConnector, ProcessExit, TransportError};
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildProcess, Config, Context, ErrorObject, Id, Peer, Router,
+    peer::CallOptions, transport::ChildProcess, CallError, Config, Context, ErrorObject, Id, Peer,
+    Router,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use jsonrpc_runtime::{
-    rpc, CallError, Context, ErrorObject, Peer, RpcError, Transport, TypedContext,
+    context::TypedContext, rpc, CallError, Context, ErrorObject, Peer, RpcError, Transport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use jsonrpc_runtime::policy::{CancellationPolicy, ProgressPolicy};
 use jsonrpc_runtime::{
-    rpc, CallError, Config, Context, ErrorObject, Peer, Router, RpcError, SendError, Transport,
-    TypedContext,
+    context::TypedContext, peer::SendError, rpc, CallError, Config, Context, ErrorObject, Peer,
+    Router, RpcError, Transport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;

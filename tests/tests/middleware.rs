@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use jsonrpc_runtime::router::{Metrics, OutboundCall, OutboundResult, RpcRequest, RpcResult};
+use jsonrpc_runtime::peer::{OutboundCall, OutboundResult};
+use jsonrpc_runtime::router::{Metrics, RpcRequest, RpcResult};
 use jsonrpc_runtime::transport::HttpConnector;
 use jsonrpc_runtime::{rpc, CallError, Config, Context, ErrorObject, Router};
 use serde_json::value::RawValue;

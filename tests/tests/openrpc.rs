@@ -385,7 +385,7 @@ async fn rpc_discover_serves_the_document_over_a_connection() {
 async fn spec_server_answers_rpc_discover_with_its_methods() {
     let command = tokio::process::Command::new(tests::example_path("spec_server"));
     let config = Config::default();
-    let (transport, _child) = jsonrpc_runtime::ChildProcess::spawn(command, &config)
+    let (transport, _child) = jsonrpc_runtime::transport::ChildProcess::spawn(command, &config)
         .unwrap()
         .into_parts();
     let client = Peer::spawn(transport);

@@ -10,7 +10,8 @@ use jsonrpc_runtime::codec::{ContentLengthCodec, LineCodec};
 use jsonrpc_runtime::policy::CancellationPolicy;
 use jsonrpc_runtime::transport::TcpConnector;
 use jsonrpc_runtime::{
-    CallError, CallOptions, Config, Context, ErrorObject, Peer, Reply, Router, SendError, Transport,
+    peer::{CallOptions, SendError},
+    CallError, Config, Context, ErrorObject, Peer, Reply, Router, Transport,
 };
 use serde_json::value::RawValue;
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use jsonrpc_runtime::codec::LineCodec;
 use jsonrpc_runtime::transport::TcpConnector;
-use jsonrpc_runtime::{Config, Peer, SendError, Transport};
+use jsonrpc_runtime::{peer::SendError, Config, Peer, Transport};
 use serde_json::json;
 use tests::ANSWER_TIMEOUT;
 use tokio::io::AsyncReadExt as _;

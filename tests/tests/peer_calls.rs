@@ -9,7 +9,7 @@ use jsonrpc_runtime::config::{IdStrategy, UnknownMethod};
 use jsonrpc_runtime::message::Extras;
 use jsonrpc_runtime::router::ErrorMapping;
 use jsonrpc_runtime::{
-    CallError, CallOptions, Config, Context, ErrorCode, ErrorObject, Id, Peer, Reply, Router,
+    peer::CallOptions, CallError, Config, Context, ErrorCode, ErrorObject, Id, Peer, Reply, Router,
     RpcError, Transport,
 };
 use serde::{Deserialize, Serialize};

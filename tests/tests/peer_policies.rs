@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use jsonrpc_runtime::codec::Framing;
 use jsonrpc_runtime::policy::{CancellationPolicy, ProgressPolicy};
 use jsonrpc_runtime::{
-    CallError, CallOptions, CloseReason, Config, Context, ErrorCode, ErrorObject, Peer, Router,
-    Transport,
+    peer::CallOptions, CallError, CloseReason, Config, Context, ErrorCode, ErrorObject, Peer,
+    Router, Transport,
 };
 use serde_json::{json, Value};
 use tests::RawClient;

@@ -37,7 +37,9 @@ use jsonrpc_runtime::transport::{
     TcpConnector, TransportError, UnixAcceptor, UnixConnector, WebSocketAcceptor,
     WebSocketConnector,
 };
-use jsonrpc_runtime::{CallError, Config, Context, ErrorObject, Peer, Router, Server, Transport};
+use jsonrpc_runtime::{
+    server::Server, CallError, Config, Context, ErrorObject, Peer, Router, Transport,
+};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use tests::sweep::{self, digest, method, on_the_wire, Ask, Digest, Flavor, FLAVORS};

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use jsonrpc_runtime::{
-    CallError, CallOptions, ChildProcess, CloseReason, Config, Context, ErrorCode, ErrorObject,
-    Peer, Router,
+    peer::CallOptions, transport::ChildProcess, CallError, CloseReason, Config, Context, ErrorCode,
+    ErrorObject, Peer, Router,
 };
 use serde_json::{json, Value};
 

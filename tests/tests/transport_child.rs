@@ -13,7 +13,7 @@ use jsonrpc_runtime::codec::{Frame, FrameRefusal, Framing, FramingError, DEFAULT
 use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Response};
 use jsonrpc_runtime::transport::{ProcessExit, TransportError};
 use jsonrpc_runtime::{
-    CallError, ChildProcess, CloseReason, Config, Context, ErrorObject, Id, Peer, Router,
+    transport::ChildProcess, CallError, CloseReason, Config, Context, ErrorObject, Id, Peer, Router,
 };
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};

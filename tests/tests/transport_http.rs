@@ -17,7 +17,9 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
 use jsonrpc_runtime::transport::{HttpConnector, HttpFailure, TcpAcceptor, TcpConnector};
-use jsonrpc_runtime::{CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router, Server};
+use jsonrpc_runtime::{
+    server::Server, CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router,
+};
 use serde_json::{json, Value};
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};

@@ -18,8 +18,8 @@ use hyper_util::rt::TokioIo;
 use jsonrpc_runtime::server::{McpHttpListener, SessionClose};
 use jsonrpc_runtime::transport::{HttpFailure, McpHttpConnector, TcpAcceptor, TransportError};
 use jsonrpc_runtime::{
-    CallError, CallOptions, CloseReason, Config, Context, ErrorCode, ErrorObject, Peer, Router,
-    Server,
+    peer::CallOptions, server::Server, CallError, CloseReason, Config, Context, ErrorCode,
+    ErrorObject, Peer, Router,
 };
 use serde_json::{json, Value};
 use tests::ANSWER_TIMEOUT;

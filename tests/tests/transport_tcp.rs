@@ -10,7 +10,7 @@ use futures_util::future::join_all;
 use jsonrpc_runtime::codec::Framing;
 use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::{TcpAcceptor, TcpConnector};
-use jsonrpc_runtime::{CallError, Config, Peer, Server};
+use jsonrpc_runtime::{server::Server, CallError, Config, Peer};
 use tests::ANSWER_TIMEOUT;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use transport_support::{load, router, wait_until_drained};

@@ -27,7 +27,7 @@ use jsonrpc_runtime::transport::{
     HttpConnector, HttpFailure, McpHttpConnector, TcpConnector, TlsAcceptor, TlsError,
     TransportError, WebSocketAcceptor, WebSocketConnector,
 };
-use jsonrpc_runtime::{Config, Context, ErrorObject, Peer, Router, Server, Transport};
+use jsonrpc_runtime::{server::Server, Config, Context, ErrorObject, Peer, Router, Transport};
 use serde_json::Value;
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};

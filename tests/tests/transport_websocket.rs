@@ -15,7 +15,7 @@ use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::{
     OpenOptions, TransportError, WebSocketAcceptor, WebSocketConnector,
 };
-use jsonrpc_runtime::{CallError, CloseReason, Config, Peer, Server, Transport};
+use jsonrpc_runtime::{server::Server, CallError, CloseReason, Config, Peer, Transport};
 use serde_json::Value;
 use tests::ANSWER_TIMEOUT;
 use tokio::io::AsyncReadExt as _;

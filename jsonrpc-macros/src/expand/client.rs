@@ -155,7 +155,7 @@ impl ServiceGen<'_> {
             let args = self.client_args(m);
             let doc = format!(
                 " Calls `{wire}` with a fresh token for {what}: returns at once with a \
-                 `jsonrpc_runtime::ProgressCall` that yields each report as `{}`, then the result.",
+                 `jsonrpc_runtime::peer::ProgressCall` that yields each report as `{}`, then the result.",
                 quote!(#ty).to_string().replace(' ', "")
             );
             let requirement = super::data_requirement(ty);
@@ -171,7 +171,7 @@ impl ServiceGen<'_> {
                 /// Fails at once when the params cannot be encoded or the connection is
                 /// closed; later failures come from the call's `result()`.
                 #vis fn #name(&self, #(#args),*) -> ::core::result::Result<
-                    ::jsonrpc_runtime::ProgressCall<#ok, #err, #ty>,
+                    ::jsonrpc_runtime::peer::ProgressCall<#ok, #err, #ty>,
                     ::jsonrpc_runtime::CallError<#err>,
                 >
                 #where_clause
@@ -218,7 +218,7 @@ impl ServiceGen<'_> {
                     #(#docs)*
                     #default_doc
                     ///
-                    /// Returns a `jsonrpc_runtime::Call`: `.await` it, or set a `timeout`
+                    /// Returns a `jsonrpc_runtime::peer::Call`: `.await` it, or set a `timeout`
                     /// first, or `start()` it for its id and a way to cancel it.
                     ///
                     /// # Errors
@@ -226,7 +226,7 @@ impl ServiceGen<'_> {
                     /// Every way the call can fail is a `jsonrpc_runtime::CallError`
                     /// variant; the method's own errors come back as `CallError::Domain`.
                     #vis fn #ident(&self, #(#args),*)
-                        -> ::jsonrpc_runtime::Call<'_, #ok, #err, #params_ty>
+                        -> ::jsonrpc_runtime::peer::Call<'_, #ok, #err, #params_ty>
                     #where_clause
                     {
                         #body
@@ -248,7 +248,7 @@ impl ServiceGen<'_> {
                     ///
                     /// Fails when the params cannot be encoded or the connection is closed.
                     #vis async fn #ident(&self, #(#args),*)
-                        -> ::core::result::Result<(), ::jsonrpc_runtime::SendError>
+                        -> ::core::result::Result<(), ::jsonrpc_runtime::peer::SendError>
                     #where_clause
                     {
                         #body

@@ -219,7 +219,7 @@ impl ServiceGen<'_> {
             let expr = match context {
                 crate::ast::ContextArg::Plain(_) => quote!(__ctx),
                 crate::ast::ContextArg::Typed(_) => {
-                    quote!(::jsonrpc_runtime::TypedContext::<#progress>::new(__ctx))
+                    quote!(::jsonrpc_runtime::context::TypedContext::<#progress>::new(__ctx))
                 }
                 crate::ast::ContextArg::Marked(_) => {
                     quote!(<#ty as #private::Inject<#progress>>::inject(__ctx))

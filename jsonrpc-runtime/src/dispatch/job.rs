@@ -9,12 +9,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message;
+use crate::message::{ErrorCode, ErrorObject};
 use crate::peer::{InFlightSlot, Shared};
 use crate::policy::{Gate, LifecycleGate};
-use crate::router::{catch_panic, Admission, Answer, BoxFuture, Ending, Held, Job, Runner};
+use crate::router::{
+    catch_panic, panic_answer, Admission, Answer, BoxFuture, Ending, Held, Job, Runner,
+};
 
 /// The pipeline's state for one connection, shared by the reader and the
 /// request tasks.
@@ -99,10 +101,7 @@ impl Connection {
         }
         match ending {
             Ending::Answered(answer) => Some(answer),
-            Ending::Panicked(panic) => {
-                tracing::error!(method = %task.method, %panic, "a request handler panicked");
-                Some(error(&ErrorObject::internal_error("the handler panicked")))
-            }
+            Ending::Panicked(panic) => Some(error(&panic_answer(&task.method, &panic))),
             Ending::Stopped => Some(error(&ErrorObject::new(
                 ErrorCode::SERVER_CLOSING,
                 "the connection closed before the request finished",

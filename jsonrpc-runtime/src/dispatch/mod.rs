@@ -42,8 +42,8 @@ use tokio::task::JoinHandle;
 
 use crate::codec::{Frame, FramingError};
 use crate::config::Config;
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 use crate::peer::{CloseReason, Peer, Shared};
 use crate::router::Router;
 use crate::transport::{Transport, TransportError};
@@ -107,7 +107,7 @@ impl PeerBuilder {
     /// awaited call ([`Peer::call`](crate::Peer::call),
     /// [`call_with`](crate::Peer::call_with), the request methods of an
     /// `#[rpc]` client) goes through the stack as an
-    /// [`OutboundCall`](crate::router::OutboundCall) (method, encoded
+    /// [`OutboundCall`](crate::peer::OutboundCall) (method, encoded
     /// params, options, peer), and its layers see the raw result or the
     /// error. tower's own layers (timeout, concurrency limit, rate limit,
     /// retry) compose as usual; a [`CallError`](crate::CallError) a layer
@@ -116,7 +116,7 @@ impl PeerBuilder {
     /// wrap the earlier ones. The stack is built afresh for each
     /// peer, so a concurrency limit counts one connection's calls.
     ///
-    /// Calls [`start`](crate::Call::start)ed for their id, and progress
+    /// Calls [`start`](crate::peer::Call::start)ed for their id, and progress
     /// calls, are sent directly, without the layers (their handles need the
     /// id at once). A peer without layers sends every call directly, at no
     /// cost.
@@ -145,14 +145,14 @@ impl PeerBuilder {
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
     pub fn outbound_layer<L>(mut self, layer: L) -> Self
     where
-        L: tower::Layer<crate::router::OutboundService> + Send + Sync + 'static,
-        L::Service: tower::Service<crate::router::OutboundCall, Response = Box<serde_json::value::RawValue>>
+        L: tower::Layer<crate::peer::OutboundService> + Send + Sync + 'static,
+        L::Service: tower::Service<crate::peer::OutboundCall, Response = Box<serde_json::value::RawValue>>
             + Clone
             + Send
             + Sync
             + 'static,
-        <L::Service as tower::Service<crate::router::OutboundCall>>::Error: Into<tower::BoxError>,
-        <L::Service as tower::Service<crate::router::OutboundCall>>::Future: Send + 'static,
+        <L::Service as tower::Service<crate::peer::OutboundCall>>::Error: Into<tower::BoxError>,
+        <L::Service as tower::Service<crate::peer::OutboundCall>>::Future: Send + 'static,
     {
         self.outbound = Some(crate::peer::wrap_outbound(self.outbound.take(), layer));
         self

@@ -10,14 +10,14 @@ use serde_json::value::RawValue;
 
 use std::fmt;
 
+use super::classified::{object_params, refuse};
+pub(crate) use super::classified::{Classified, ClassifiedFrame, DecodeParams, RawExtras};
 use super::raw::{DecodedParams, DecodedSlot, RawJson};
 use super::scan::{scan, scan_large, SCAN_MAX};
 use super::strict::Strict;
-use super::{
-    Batches, Dialect, Extras, NullId, NullParams, ParamsShape, ParseOptions, Refusal, Responses,
-};
-use crate::error::ErrorObject;
+use super::{Batches, Dialect, NullId, NullParams, ParamsShape, ParseOptions, Responses};
 use crate::id::Id;
+use crate::message::ErrorObject;
 
 /// Visitor methods that map every scalar to one "not an object" value.
 macro_rules! serde_other_scalars {
@@ -45,67 +45,6 @@ macro_rules! serde_other_scalars {
 
 // Borrowed classification (the hot path).
 
-/// One classified message, borrowing from its frame.
-#[derive(Debug)]
-pub(crate) enum Classified<'a> {
-    Request {
-        id: Id,
-        method: Cow<'a, str>,
-        params: Option<RawJson<'a>>,
-        extras: RawExtras<'a>,
-    },
-    Notification {
-        method: Cow<'a, str>,
-        params: Option<RawJson<'a>>,
-        extras: RawExtras<'a>,
-    },
-    Response {
-        id: Id,
-        outcome: Result<RawJson<'a>, ErrorObject>,
-        extras: RawExtras<'a>,
-    },
-    /// A response to `id` that is malformed: the call waiting on `id` fails,
-    /// and the sender is told with `error` (id null).
-    BadResponse {
-        id: Id,
-        error: ErrorObject,
-    },
-    /// A malformed response that is never answered (see
-    /// [`Responses::NeverAnswered`]); a call waiting on `id` fails.
-    Ignored {
-        id: Option<Id>,
-        error: ErrorObject,
-    },
-    Refused(Refusal),
-}
-
-/// A classified frame: one message or a batch.
-#[derive(Debug)]
-pub(crate) enum ClassifiedFrame<'a> {
-    Single(Classified<'a>),
-    Batch(Vec<Classified<'a>>),
-}
-
-/// Unknown top-level members, still raw. Empty unless the sender used any.
-#[derive(Debug, Default)]
-pub(crate) struct RawExtras<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl RawExtras<'_> {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub(crate) fn to_owned_extras(&self) -> Extras {
-        let mut map = Extras::new();
-        for (key, value) in &self.0 {
-            if let Ok(v) = serde_json::from_str(value.get()) {
-                map.insert(key.to_string(), v);
-            }
-        }
-        map
-    }
-}
-
 /// Classifies one frame's text: the common shape by the scanner, the rest
 /// by the general path.
 pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
@@ -115,16 +54,6 @@ pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> Class
         }
     }
     classify_general(text, options)
-}
-
-/// Decodes a large frame's params during its classification, straight
-/// into the type its method's route takes: one parse of the params instead
-/// of a validation and then a decode (the router implements it).
-pub(crate) trait DecodeParams {
-    /// `method`'s params, decoded from the JSON value at the start of
-    /// `text`, and the length of that value's text; `None` when no route
-    /// decodes them this way or they do not decode.
-    fn decode_params(&self, method: &str, text: &str) -> Option<(DecodedParams, usize)>;
 }
 
 /// The `P` at the start of `text`, and the length of its text: what a
@@ -220,10 +149,6 @@ pub(super) fn classify_general<'a>(text: &'a str, options: &ParseOptions) -> Cla
                 .collect(),
         ),
     }
-}
-
-fn refuse<'a>(id: Id, error: ErrorObject) -> Classified<'a> {
-    Classified::Refused(Refusal { id, error })
 }
 
 fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
@@ -374,30 +299,6 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
             method,
             params,
             extras: env.extras,
-        },
-    }
-}
-
-/// Rule 8 when params must be objects: `{}` when absent, an array or
-/// another value refused for a request and replaced by `{}` for a
-/// notification.
-pub(super) fn object_params<'a>(
-    params: Option<RawJson<'a>>,
-    id: Option<&Id>,
-    options: &ParseOptions,
-) -> Result<RawJson<'a>, Classified<'a>> {
-    let empty = RawJson::validated("{}");
-    match params {
-        None => Ok(empty),
-        Some(raw) if raw.get().starts_with('{') => Ok(raw),
-        Some(raw) => match id {
-            Some(id) if !(raw.get() == "null" && options.null_params == NullParams::Absent) => {
-                Err(refuse(
-                    id.clone(),
-                    ErrorObject::invalid_params("`params` must be an object"),
-                ))
-            }
-            _ => Ok(empty),
         },
     }
 }

@@ -4,8 +4,8 @@ use std::cell::RefCell;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::error::{ErrorCode, ErrorObject};
-use crate::id::Id;
+use crate::id::{write_json_str, Id};
+use crate::message::{ErrorCode, ErrorObject};
 
 use super::{is_reserved_member, Dialect, Extras};
 
@@ -19,21 +19,6 @@ fn write_head(out: &mut Vec<u8>, dialect: Dialect) {
 fn write_sep(out: &mut Vec<u8>, dialect: Dialect) {
     if dialect == Dialect::Strict || out.len() > 1 {
         out.push(b',');
-    }
-}
-
-/// Writes `s` as a JSON string. Method names, ids and member names rarely
-/// need an escape: those are copied between quotes, without serde_json's
-/// serializer and its byte-by-byte writes.
-pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    } else {
-        // Writing a string into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *out, s);
     }
 }
 

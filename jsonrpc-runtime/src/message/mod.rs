@@ -40,11 +40,12 @@
 
 use serde_json::value::RawValue;
 
-use crate::error::ErrorObject;
 use crate::id::Id;
 
+mod classified;
 mod classify;
 pub(crate) mod encode;
+mod error;
 pub(crate) mod head;
 mod raw;
 pub(crate) mod scan;
@@ -54,9 +55,10 @@ pub(crate) use self::classify::{
     classify_frame, classify_frame_decoding, decode_prefix, Classified, ClassifiedFrame,
     DecodeParams, RawExtras, KNOWN_KEYS,
 };
+pub use self::error::{ErrorCode, ErrorObject, ErrorStage, RpcError};
 pub(crate) use self::raw::{DecodedParams, RawJson};
 
-pub(crate) use self::encode::{call_body, error_response, response, write_json_str, BatchAnswers};
+pub(crate) use self::encode::{call_body, error_response, response, BatchAnswers};
 use self::encode::{write_call, write_error, write_result};
 
 /// Top-level members that are not part of the JSON-RPC envelope, such as a
@@ -67,7 +69,7 @@ use self::encode::{write_call, write_error, write_result};
 /// never make a message invalid; on write, they follow the envelope's own
 /// members. A name the envelope owns (`jsonrpc`, `id`, `method`, `params`,
 /// `result`, `error`) can never be an extra: sending one is an error
-/// ([`SendError::InvalidParams`](crate::SendError::InvalidParams), or a
+/// ([`SendError::InvalidParams`](crate::peer::SendError::InvalidParams), or a
 /// panic in [`Config::extras`](crate::Config::extras)), not a silent drop.
 pub type Extras = serde_json::Map<String, serde_json::Value>;
 

@@ -27,7 +27,7 @@
 
 use std::borrow::Cow;
 
-use super::classify::{object_params, Classified, DecodeParams, RawExtras};
+use super::classified::{object_params, Classified, DecodeParams, RawExtras};
 use super::raw::{DecodedSlot, RawJson};
 use super::{ParamsShape, ParseOptions};
 use crate::id::Id;

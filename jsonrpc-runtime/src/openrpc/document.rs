@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::MethodDoc;
 use crate::context::Context;
-use crate::error::ErrorObject;
+use crate::message::ErrorObject;
 use crate::router::{Reply, Router};
 
 /// An OpenRPC 1.3 document: the service's title and version, and the

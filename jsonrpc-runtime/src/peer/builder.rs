@@ -24,9 +24,9 @@ use tokio::time::Sleep;
 use super::call::forget_call;
 use super::pending::Receiver;
 use super::{CallError, CallOptions, Peer, SendError, Shared};
-use crate::error::RpcError;
 use crate::id::Id;
 use crate::message::Extras;
+use crate::message::RpcError;
 
 type Answer<R, E> = Result<R, CallError<E>>;
 type Wait<'p> = Pin<Box<dyn Future<Output = ()> + Send + 'p>>;

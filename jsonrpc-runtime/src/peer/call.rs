@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::pending::{Receiver, RegisterError, TypedSlot};
 use super::{Call, CallError, Outcome, Peer, ProgressCall, SendError, Shared};
 use crate::config::{IdKind, IdStrategy};
-use crate::error::RpcError;
 use crate::id::Id;
 use crate::message::Extras;
+use crate::message::RpcError;
 use crate::policy::ProgressPolicy;
 use std::convert::Infallible;
 
@@ -108,7 +108,7 @@ impl Shared {
 ///
 /// ```
 /// use std::time::Duration;
-/// use jsonrpc_runtime::CallOptions;
+/// use jsonrpc_runtime::peer::CallOptions;
 ///
 /// let mut extras = jsonrpc_runtime::message::Extras::new();
 /// extras.insert("sessionId".into(), "abc123".into());
@@ -170,7 +170,7 @@ impl Peer {
     /// Calls `method` with `params`: returns a [`Call`] to `.await` for the
     /// typed result, after setting a [`timeout`](Call::timeout) or
     /// [`extras`](Call::extras) if need be, or to [`start`](Call::start) for
-    /// a [`PendingCall`](crate::PendingCall) with the request's id that can be cancelled.
+    /// a [`PendingCall`](crate::peer::PendingCall) with the request's id that can be cancelled.
     ///
     /// `params` must serialize to a JSON object or array, or to `null` (then
     /// no params are sent): `()`, a tuple, a `Vec`, a struct, a map. Any
@@ -208,7 +208,7 @@ impl Peer {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{CallError, CallOptions, ErrorObject, Peer, Router, Transport};
+    /// use jsonrpc_runtime::{CallError, ErrorObject, Peer, Router, Transport, peer::CallOptions};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (a, b) = Transport::pair(8);
@@ -266,7 +266,7 @@ impl Peer {
     }
 
     /// Calls `method` with a fresh progress token attached where the config's
-    /// [`ProgressPolicy`](crate::policy::ProgressPolicy) says requests carry it, and
+    /// [`ProgressPolicy`] says requests carry it, and
     /// returns at once with a [`ProgressCall`]: read the progress values as
     /// they come, then await the result. Without a policy the progress stream
     /// is empty.

@@ -4,8 +4,8 @@ use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::{ErrorCode, ErrorObject, RpcError};
 use crate::id::Id;
+use crate::message::{ErrorCode, ErrorObject, RpcError};
 use crate::transport::TransportError;
 
 /// Why a connection ended.

@@ -1,15 +1,19 @@
-//! The peer: the handle on one connection, its waiting calls, and the writer.
+//! The peer: the handle on one connection ([`Peer`]), the calls it makes
+//! ([`Call`] and the other call futures, [`CallOptions`], progress streams)
+//! and why they fail ([`CallError`], [`SendError`], [`CloseReason`]).
 //!
-//! A [`Peer`] is the outbound half of a connection: it calls and notifies the
-//! other side, and waits for answers in a table keyed by id (an entry is made
-//! before its frame is written, so an answer can never arrive first). One
-//! writer task owns the transport's sink; every outbound frame goes to it
-//! through the [`outbox`](self::outbox) queue, bounded in bytes, and the writer
-//! flushes when the queue runs dry, so a burst shares one flush.
+//! A peer is the outbound half of a connection: it calls and notifies the
+//! other side, and waits for answers in a table keyed by id (an entry is
+//! made before its frame is written, so an answer can never arrive first).
+//! Every outbound frame goes through one queue, bounded in bytes, to the
+//! transport's sink. The sink is written by the connection's writer task,
+//! or, at the end of a burst while that task is idle, by the reader's task
+//! itself (so a request answered at once costs no extra wake-up); whichever
+//! writes, frames leave in queue order and a burst shares one flush.
 //!
-//! What comes in (answers included) is read by the inbound pipeline in
-//! `dispatch`, which sits above this layer: the peer hands it the shared
-//! state and never calls up into it.
+//! What comes in (answers included) is read by the inbound pipeline, which
+//! sits above this layer: the peer hands it the shared state and never
+//! calls up into it.
 
 use std::fmt;
 use std::future::Future;
@@ -45,6 +49,7 @@ pub use self::error::{CallError, CloseReason, SendError};
 #[cfg(feature = "tower")]
 pub(crate) use self::outbound::{typed as typed_outbound, wrap as wrap_outbound, OutboundStack};
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use self::outbound::{OutboundCall, OutboundResult, OutboundService};
 /// Without the `tower` feature there are no outbound layers.
 #[cfg(not(feature = "tower"))]

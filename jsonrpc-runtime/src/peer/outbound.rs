@@ -15,7 +15,7 @@ use tower::util::BoxCloneSyncService;
 use tower::{BoxError, Layer, Service};
 
 use super::{CallError, CallOptions, Peer};
-use crate::error::RpcError;
+use crate::message::RpcError;
 
 /// One outbound call as the layers of
 /// [`PeerBuilder::outbound_layer`](crate::PeerBuilder::outbound_layer) see it.

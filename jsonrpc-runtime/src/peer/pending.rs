@@ -8,9 +8,10 @@ use std::task::{Poll, Waker};
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 
-use crate::error::{CallError, CloseReason, ErrorObject, RpcError};
 use crate::id::Id;
 use crate::message::RawJson;
+use crate::message::{ErrorObject, RpcError};
+use crate::peer::{CallError, CloseReason};
 use crate::trace::CallSpan;
 
 /// How a call ended, as seen by the reader.

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::error::{ErrorCode, ErrorObject};
+use crate::message::{ErrorCode, ErrorObject};
 
 /// A cap on inbound requests admitted and not yet answered, and on the bytes
 /// of params they hold, across every connection whose

@@ -1,8 +1,8 @@
 //! Gates: checks on every inbound message before it is routed.
 
 use crate::connection::ConnectionInfo;
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 
 /// An inbound message as a [`Gate`] sees it.
 #[derive(Debug, Clone, Copy)]

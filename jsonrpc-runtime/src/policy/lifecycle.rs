@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::{Decision, Gate, GateInput};
-use crate::error::{ErrorCode, ErrorObject};
+use crate::message::{ErrorCode, ErrorObject};
 
 type Name = Cow<'static, str>;
 

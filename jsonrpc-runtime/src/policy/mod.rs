@@ -20,9 +20,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::RawJson;
+use crate::message::{ErrorCode, ErrorObject};
 
 mod budget;
 mod gate;

@@ -21,12 +21,13 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use tower::{Layer, Service, ServiceExt as _};
 
-use super::route::{catch_panic, encode_reply, ErasedRoute, Route, RouteKind};
+use super::panic::{catch_panic, panic_answer};
+use super::route::{encode_reply, ErasedRoute, Route, RouteKind};
 use super::task::{Answer, BoxFuture};
 use super::{Reply, Router};
 use crate::context::Context;
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 use crate::message::{Dialect, RawJson};
 
 /// What a layered route's services are called with: one inbound request or
@@ -70,15 +71,14 @@ impl Service<RpcRequest> for RouteService {
     }
 
     fn call(&mut self, request: RpcRequest) -> Self::Future {
+        let method = request.method.clone();
         let started = self
             .handler
             .invoke(request.params.as_deref().map(RawJson::from), request.ctx);
         Box::pin(async move {
             match catch_panic(started?).await {
                 Ok(outcome) => outcome,
-                Err(panic) => Err(ErrorObject::internal_error(format!(
-                    "the handler panicked: {panic}"
-                ))),
+                Err(panic) => Err(panic_answer(&method, &panic)),
             }
         })
     }

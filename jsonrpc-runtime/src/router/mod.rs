@@ -18,11 +18,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::context::Context;
-use crate::error::{ErrorObject, RpcError};
 use crate::message::{DecodeParams, DecodedParams, RawJson};
+use crate::message::{ErrorObject, RpcError};
 
 #[cfg(feature = "tower")]
 mod layer;
+mod panic;
 mod respond;
 mod route;
 mod task;
@@ -30,12 +31,10 @@ mod task;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use self::layer::{MethodStats, Metrics, MetricsService, RouteService, RpcRequest, RpcResult};
-#[cfg(feature = "tower")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use crate::peer::{OutboundCall, OutboundResult, OutboundService};
 
+pub(crate) use self::panic::{catch_panic, first_step, panic_answer};
 pub use self::route::Route;
-pub(crate) use self::route::{catch_panic, first_step, ErasedRoute, RouteKind};
+pub(crate) use self::route::{ErasedRoute, RouteKind};
 use self::route::{NotificationRoute, RequestRoute};
 pub(crate) use self::task::{
     Admission, Answer, BoxFuture, Ending, Held, Job, RequestTask, Runner, Ticket,
@@ -484,9 +483,7 @@ impl Router {
         let fut = route.handler.invoke(params.map(RawJson::from), ctx)?;
         match catch_panic(fut).await {
             Ok(outcome) => outcome,
-            Err(panic) => Err(ErrorObject::internal_error(format!(
-                "the handler panicked: {panic}"
-            ))),
+            Err(panic) => Err(panic_answer(method, &panic)),
         }
     }
 

@@ -5,14 +5,14 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
-use super::route::catch_panic;
+use super::panic::{catch_panic, panic_answer};
 use super::{RouteKind, Router};
 use crate::config::DEFAULT_OUTBOUND_BUDGET;
 use crate::connection::ConnectionInfo;
 use crate::context::Context;
-use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, ParseOptions, RawExtras};
+use crate::message::{ErrorCode, ErrorObject};
 use crate::policy::{Decision, Gate, GateInput};
 
 impl Router {
@@ -65,7 +65,7 @@ impl Router {
     /// ```
     /// use std::sync::Arc;
     /// use jsonrpc_runtime::message::ParseOptions;
-    /// use jsonrpc_runtime::{ConnectionInfo, Context, ErrorObject, Router};
+    /// use jsonrpc_runtime::{Context, ErrorObject, Router, connection::ConnectionInfo};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let router = Router::new().request("tenant", |(): (), cx: Context| async move {
@@ -234,10 +234,7 @@ impl Router {
                 }
                 answer.body
             }
-            Err(panic) => {
-                tracing::error!(method = %route.name, %panic, "a handler panicked");
-                return refuse(ErrorObject::internal_error("the handler panicked"));
-            }
+            Err(panic) => return refuse(panic_answer(&route.name, &panic)),
         };
         id.map(|_| answer)
     }

@@ -5,9 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::Serialize;
@@ -16,9 +14,9 @@ use serde_json::value::RawValue;
 use super::task::{Answer, BoxFuture, RequestTask};
 use super::{IntoReply, Reply};
 use crate::context::Context;
-use crate::error::{ErrorObject, RpcError};
 use crate::id::Id;
 use crate::message::{self, DecodedParams, Dialect, RawJson};
+use crate::message::{ErrorObject, RpcError};
 
 /// The kind of a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -393,35 +391,6 @@ impl<'de> serde::Deserializer<'de> for Absent {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct enum identifier ignored_any
     }
-}
-
-/// Awaits `fut`, turning a panic into its message.
-pub(crate) async fn catch_panic<T>(fut: impl Future<Output = T>) -> Result<T, String> {
-    use futures_util::FutureExt as _;
-    std::panic::AssertUnwindSafe(fut)
-        .catch_unwind()
-        .await
-        .map_err(panic_message)
-}
-
-/// Polls `fut` once with no waker, as the first step of work that goes to a
-/// task only if it is not done at once. A panic counts as done, with its
-/// message.
-pub(crate) fn first_step<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<Result<F::Output, String>> {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(&mut cx))) {
-        Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
-        Ok(Poll::Pending) => Poll::Pending,
-        Err(payload) => Poll::Ready(Err(panic_message(payload))),
-    }
-}
-
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ impl RequestTask {
             return;
         }
         let mut handler = Box::pin(fut);
-        match super::route::first_step(handler.as_mut()) {
+        match super::panic::first_step(handler.as_mut()) {
             Poll::Ready(out) => {
                 drop(held);
                 self.finish(match out {
@@ -201,7 +201,7 @@ impl RequestTask {
             } else {
                 tokio::select! {
                     biased;
-                    out = super::route::catch_panic(fut) => match out {
+                    out = super::panic::catch_panic(fut) => match out {
                         Ok(answer) => Ending::Answered(answer),
                         Err(panic) => Ending::Panicked(panic),
                     },

@@ -106,7 +106,7 @@ const DRAIN_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 /// peer behind it: calls through [`Context::peer`](crate::Context::peer)
 /// fail at once with [`CallError::Closed`](crate::CallError::Closed)
 /// ([`CloseReason::Local`](crate::CloseReason::Local)), notifications with
-/// [`SendError::Closed`](crate::SendError::Closed), and the request's
+/// [`SendError::Closed`](crate::peer::SendError::Closed), and the request's
 /// cancellation never fires. The requests of a batch run one after
 /// another; separate `POST`s run concurrently.
 ///

@@ -22,7 +22,7 @@ pub enum TransportError {
     Invalid(String),
     /// The child process at the other end exited (its stdout ended, or it
     /// stopped reading its stdin): its exit status and what it wrote to
-    /// stderr. See [`ChildProcess`](crate::ChildProcess).
+    /// stderr. See [`ChildProcess`](crate::transport::ChildProcess).
     #[error("{0}")]
     ProcessExited(ProcessExit),
     /// The WebSocket connection failed: its handshake, a protocol violation,
@@ -112,7 +112,7 @@ fn describe(e: &rustls::Error) -> String {
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{ChildProcess, Config};
+/// use jsonrpc_runtime::{Config, transport::ChildProcess};
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let child = ChildProcess::spawn(tokio::process::Command::new("my-server"), &Config::default())?;

@@ -24,9 +24,9 @@ use tokio_util::sync::{CancellationToken, PollSemaphore};
 use super::connect::{kind, scheme_is_secure, Connector};
 use super::{Transport, TransportError};
 use crate::codec::Frame;
-use crate::error::{ErrorCode, ErrorObject};
 use crate::id::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
+use crate::message::{ErrorCode, ErrorObject};
 
 /// How many `POST`s one HTTP transport has in flight at most; the peer's
 /// further messages wait in its outbound queue. Over HTTP/1.1 each one in

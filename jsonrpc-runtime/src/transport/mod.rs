@@ -184,7 +184,7 @@ impl Transport {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::{ConnectionInfo, Context, ErrorObject, Peer, Router, Transport};
+    /// use jsonrpc_runtime::{Context, ErrorObject, Peer, Router, Transport, connection::ConnectionInfo};
     ///
     /// #[derive(Clone)]
     /// struct Tenant(&'static str);

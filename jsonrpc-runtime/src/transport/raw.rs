@@ -12,8 +12,8 @@ use tokio::process::Command;
 use super::{ChildProcess, ProcessExit, TransportError};
 use crate::codec::{Frame, FrameRefusal};
 use crate::config::Config;
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 use crate::message::{self, Dialect, Extras, Message, ParseOptions, Parsed, Refusal};
 
 /// A JSON-RPC client for a child process, driven message by message: it

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use jsonrpc_runtime::{Context, ErrorObject, Peer, Router, Server, Transport};
+use jsonrpc_runtime::{server::Server, Context, ErrorObject, Peer, Router, Transport};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 

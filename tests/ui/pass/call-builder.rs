@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use jsonrpc_runtime::{rpc, CallError, Peer, SendError};
+use jsonrpc_runtime::{rpc, CallError, Peer, peer::SendError};
 
 #[rpc]
 trait Calculator {

@@ -134,7 +134,7 @@ pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
 ///
 /// A session belongs to whoever opened it. The config's
 /// [`on_connect`](McpHttpListener::on_connect) hook runs for every request (a bearer
-/// token goes with each), and the [identity](crate::ConnectionInfo::set_identity)
+/// token goes with each), and the [identity](crate::connection::ConnectionInfo::set_identity)
 /// it gives the caller of `initialize` is the session's: a request whose
 /// caller has another identity (another user's valid token), or none, is
 /// answered `404` exactly as for a session that does not exist. Not `403`:

@@ -25,8 +25,8 @@ use super::session::{
 use super::{Options, SessionClose};
 use crate::config::Config;
 use crate::connection::{CallerSlot, ConnectionInfo, PeerAddr};
-use crate::error::ErrorObject;
 use crate::id::Id;
+use crate::message::ErrorObject;
 use crate::message::{self, Batches, Classified, ClassifiedFrame, Dialect, ParseOptions};
 use crate::peer::Peer;
 use crate::policy::{CancellationPolicy, ProgressPolicy};

@@ -83,7 +83,7 @@ const STDERR_WAIT: Duration = Duration::from_millis(500);
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use jsonrpc_runtime::{ChildProcess, Config, Peer};
+/// use jsonrpc_runtime::{Config, Peer, transport::ChildProcess};
 /// use tokio::process::Command;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -108,7 +108,7 @@ const STDERR_WAIT: Duration = Duration::from_millis(500);
 /// use futures_util::{SinkExt as _, StreamExt as _};
 /// use jsonrpc_runtime::codec::Frame;
 /// use jsonrpc_runtime::message::{Dialect, Message, ParseOptions, Parsed, Request};
-/// use jsonrpc_runtime::{ChildProcess, Config, Id};
+/// use jsonrpc_runtime::{Config, Id, transport::ChildProcess};
 /// use tokio::process::Command;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -181,7 +181,7 @@ impl ChildProcess {
     ///
     /// ```no_run
     /// use jsonrpc_runtime::codec::ContentLengthCodec;
-    /// use jsonrpc_runtime::ChildProcess;
+    /// use jsonrpc_runtime::transport::ChildProcess;
     /// use tokio::process::Command;
     ///
     /// # async fn run() -> Result<(), jsonrpc_runtime::transport::TransportError> {
@@ -217,7 +217,7 @@ impl ChildProcess {
     ///
     /// ```no_run
     /// use jsonrpc_runtime::transport::StderrMode;
-    /// use jsonrpc_runtime::{ChildProcess, Config};
+    /// use jsonrpc_runtime::{Config, transport::ChildProcess};
     /// use tokio::process::Command;
     ///
     /// # async fn run() -> Result<(), jsonrpc_runtime::transport::TransportError> {
@@ -433,7 +433,7 @@ impl ChildHandle {
     /// # Examples
     ///
     /// ```no_run
-    /// use jsonrpc_runtime::{ChildProcess, Config, Peer};
+    /// use jsonrpc_runtime::{Config, Peer, transport::ChildProcess};
     /// use tokio::process::Command;
     ///
     /// # async fn run() -> std::io::Result<()> {
@@ -464,7 +464,7 @@ impl ChildHandle {
     /// # Examples
     ///
     /// ```no_run
-    /// use jsonrpc_runtime::{ChildProcess, Config};
+    /// use jsonrpc_runtime::{Config, transport::ChildProcess};
     /// use tokio::process::Command;
     ///
     /// # async fn run() -> std::io::Result<()> {

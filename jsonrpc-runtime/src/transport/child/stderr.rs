@@ -19,7 +19,7 @@ pub(super) struct Capture {
 }
 
 /// What else happens to a child's stderr as it is read, besides keeping its
-/// first 64 KiB for [`ProcessExit`] (see [`ChildProcess::spawn_with`](crate::ChildProcess::spawn_with)).
+/// first 64 KiB for [`ProcessExit`] (see [`ChildProcess::spawn_with`](crate::transport::ChildProcess::spawn_with)).
 ///
 /// # Examples
 ///

@@ -1,4 +1,4 @@
-use jsonrpc_runtime::{rpc, TypedContext};
+use jsonrpc_runtime::{rpc, context::TypedContext};
 
 #[rpc]
 trait Indexer {
