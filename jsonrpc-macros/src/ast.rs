@@ -199,21 +199,7 @@ impl<'a> Method<'a> {
     fn from_syn(cx: &Ctxt, item: &'a syn::TraitItemFn, rename_all: Option<&str>) -> Option<Self> {
         let sig = &item.sig;
         let args = attr::method_args(cx, &item.attrs);
-        let kind = match &args.kind {
-            Some(kind) => kind.value,
-            // An `#[rpc]` attribute without a kind was reported by `attr`.
-            None if args.has_attr => Kind::Request,
-            None => {
-                cx.error_spanned_by(
-                    &sig.ident,
-                    format!(
-                        "missing `#[rpc(request = \"...\")]` or `#[rpc(notification = \"...\")]` on `{}`",
-                        sig.ident
-                    ),
-                );
-                Kind::Request
-            }
-        };
+        let kind = method_kind(cx, sig, &args);
         let wire = args.name.clone().unwrap_or_else(|| Spanned {
             value: unraw(&sig.ident),
             span: args.kind.as_ref().map_or(sig.ident.span(), |k| k.span),
@@ -237,14 +223,7 @@ impl<'a> Method<'a> {
                 continue;
             };
             let arg_args = attr::arg_args(cx, &typed.attrs);
-            for attr in typed.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-                cx.error_spanned_by(
-                    attr,
-                    "`serde` attributes do not apply to `#[rpc]` arguments; \
-                     rename a params member with `#[rpc(rename = \"name\")]`, \
-                     or take the whole params as one type with `#[rpc(params)]`",
-                );
-            }
+            reject_serde_attributes(cx, typed);
             if let Some(by_ref) = context_by_reference(&typed.ty) {
                 cx.error_spanned_by(
                     by_ref,
@@ -268,33 +247,9 @@ impl<'a> Method<'a> {
                 });
                 continue;
             }
-            let ident = match &*typed.pat {
-                syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => &p.ident,
-                pat => {
-                    cx.error_spanned_by(
-                        pat,
-                        "patterns are not supported in `#[rpc]` arguments; use a plain name like `point: Point`: it is the member's name in by-name params",
-                    );
-                    continue;
-                }
+            let Some(ident) = decoded_ident(cx, typed) else {
+                continue;
             };
-            match &*typed.ty {
-                syn::Type::Reference(r) => {
-                    cx.error_spanned_by(
-                        r,
-                        "`#[rpc]` arguments are decoded from params and must be owned types; use `String` for `&str`, `Vec<T>` for `&[T]`",
-                    );
-                    continue;
-                }
-                syn::Type::ImplTrait(i) => {
-                    cx.error_spanned_by(
-                        i,
-                        "`impl Trait` arguments are not supported in `#[rpc]` traits; name the type, or put a type parameter on the trait",
-                    );
-                    continue;
-                }
-                _ => {}
-            }
             if let Some(span) = arg_args.whole_params {
                 whole_params = Some(span);
             }
@@ -593,5 +548,70 @@ impl<'a> ErrorEnum<'a> {
             });
         }
         Some(ErrorEnum { item, variants })
+    }
+}
+
+/// Reports `serde` attributes on an argument, which the macro does not read.
+fn reject_serde_attributes(cx: &Ctxt, typed: &syn::PatType) {
+    for attr in typed.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        cx.error_spanned_by(
+            attr,
+            "`serde` attributes do not apply to `#[rpc]` arguments; \
+             rename a params member with `#[rpc(rename = \"name\")]`, \
+             or take the whole params as one type with `#[rpc(params)]`",
+        );
+    }
+}
+
+/// The name of an argument decoded from params: a plain name, of an owned
+/// type; anything else is reported.
+fn decoded_ident<'a>(cx: &Ctxt, typed: &'a syn::PatType) -> Option<&'a syn::Ident> {
+    let ident = match &*typed.pat {
+        syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => &p.ident,
+        pat => {
+            cx.error_spanned_by(
+                pat,
+                "patterns are not supported in `#[rpc]` arguments; use a plain name like `point: Point`: it is the member's name in by-name params",
+            );
+            return None;
+        }
+    };
+    match &*typed.ty {
+        syn::Type::Reference(r) => {
+            cx.error_spanned_by(
+                r,
+                "`#[rpc]` arguments are decoded from params and must be owned types; use `String` for `&str`, `Vec<T>` for `&[T]`",
+            );
+            return None;
+        }
+        syn::Type::ImplTrait(i) => {
+            cx.error_spanned_by(
+                i,
+                "`impl Trait` arguments are not supported in `#[rpc]` traits; name the type, or put a type parameter on the trait",
+            );
+            return None;
+        }
+        _ => {}
+    }
+    Some(ident)
+}
+
+/// Whether a method is a request or a notification; a method without
+/// either is reported (and read as a request, so expansion goes on).
+fn method_kind(cx: &Ctxt, sig: &syn::Signature, args: &attr::MethodArgs) -> Kind {
+    match &args.kind {
+        Some(kind) => kind.value,
+        // An `#[rpc]` attribute without a kind was reported by `attr`.
+        None if args.has_attr => Kind::Request,
+        None => {
+            cx.error_spanned_by(
+                &sig.ident,
+                format!(
+                    "missing `#[rpc(request = \"...\")]` or `#[rpc(notification = \"...\")]` on `{}`",
+                    sig.ident
+                ),
+            );
+            Kind::Request
+        }
     }
 }

@@ -241,20 +241,7 @@ pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
         } else if meta.path.is_ident(BOUND) {
             // bound = "T: Serialize + DeserializeOwned + Send + Sync + 'static"
             if once(cx, &out.bound, &meta, BOUND) {
-                if let Some(text) =
-                    string_value(cx, &meta, "bound = \"T: Serialize + DeserializeOwned\"")?
-                {
-                    let parser = syn::punctuated::Punctuated::<syn::WherePredicate, syn::Token![,]>::parse_terminated;
-                    match parser.parse_str(&text.value) {
-                        Ok(predicates) => {
-                            out.bound = Some(Spanned {
-                                value: predicates.into_iter().collect(),
-                                span: text.span,
-                            })
-                        }
-                        Err(e) => cx.error_at(text.span, format!("invalid `bound`: {e}")),
-                    }
-                }
+                out.bound = bound_value(cx, &meta)?;
             } else {
                 meta.value()?.parse::<syn::Expr>()?;
             }
@@ -303,19 +290,7 @@ pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
         } else if meta.path.is_ident(CRATE) {
             // crate = "my_facade::jsonrpc"
             if once(cx, &out.krate, &meta, CRATE) {
-                if let Some(text) = string_value(cx, &meta, "crate = \"my_facade::jsonrpc\"")? {
-                    match syn::parse_str::<syn::Path>(&text.value) {
-                        Ok(path) => out.krate = Some(path),
-                        Err(_) => cx.error_at(
-                            text.span,
-                            format!(
-                                "`{}` is not a path; write the path the runtime is \
-                                 re-exported at, like `crate = \"my_facade::jsonrpc\"`",
-                                text.value
-                            ),
-                        ),
-                    }
-                }
+                out.krate = crate_value(cx, &meta)?;
             } else {
                 meta.value()?.parse::<syn::Expr>()?;
             }
@@ -328,6 +303,49 @@ pub(crate) fn service_args(cx: &Ctxt, args: TokenStream) -> ServiceArgs {
         cx.syn_error(e);
     }
     out
+}
+
+/// The predicates of `bound = "..."`; an invalid one is reported.
+fn bound_value(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+) -> syn::Result<Option<Spanned<Vec<syn::WherePredicate>>>> {
+    let Some(text) = string_value(cx, meta, "bound = \"T: Serialize + DeserializeOwned\"")? else {
+        return Ok(None);
+    };
+    let parser =
+        syn::punctuated::Punctuated::<syn::WherePredicate, syn::Token![,]>::parse_terminated;
+    match parser.parse_str(&text.value) {
+        Ok(predicates) => Ok(Some(Spanned {
+            value: predicates.into_iter().collect(),
+            span: text.span,
+        })),
+        Err(e) => {
+            cx.error_at(text.span, format!("invalid `bound`: {e}"));
+            Ok(None)
+        }
+    }
+}
+
+/// The path of `crate = "..."`; one that is not a path is reported.
+fn crate_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<syn::Path>> {
+    let Some(text) = string_value(cx, meta, "crate = \"my_facade::jsonrpc\"")? else {
+        return Ok(None);
+    };
+    match syn::parse_str::<syn::Path>(&text.value) {
+        Ok(path) => Ok(Some(path)),
+        Err(_) => {
+            cx.error_at(
+                text.span,
+                format!(
+                    "`{}` is not a path; write the path the runtime is re-exported at, \
+                     like `crate = \"my_facade::jsonrpc\"`",
+                    text.value
+                ),
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// Parses every `#[rpc(...)]` on a trait method.

@@ -20,7 +20,7 @@ use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras,
 use crate::message::{ErrorCode, ErrorObject};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{overloaded, Decision, GateInput, SharedPermit};
-use crate::router::{first_step, Job, RequestTask, Route, RouteKind, Router, Runner, Ticket};
+use crate::router::{first_step, Answer, Ending, Job, RequestTask, Route, Router, Runner, Ticket};
 
 /// Requests with params this large (in bytes) never take their first step
 /// on the reader's task.
@@ -237,7 +237,7 @@ impl Reader {
         if let Some(error) = self.lifecycle_request(method, &id) {
             return self.refuse(batch, &id, &error);
         }
-        let route = match self.route_request(method) {
+        let route = match self.router.request_route(method) {
             Ok(route) => route,
             Err(error) => return self.refuse(batch, &id, &error),
         };
@@ -276,18 +276,6 @@ impl Reader {
         ) {
             Decision::Reject(error) => Some(error),
             _ => None,
-        }
-    }
-
-    /// Step 5: the route, which must be a request route.
-    fn route_request(&self, method: &str) -> Result<&Route, ErrorObject> {
-        match self.router.get(method) {
-            Some(route) if route.kind == RouteKind::Request => Ok(route),
-            Some(_) => Err(ErrorObject::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!("Method not found: `{method}` is a notification; send it without an id"),
-            )),
-            None => Err(ErrorObject::method_not_found(method)),
         }
     }
 
@@ -413,24 +401,11 @@ impl Reader {
         // The route decodes the params and spawns the handler's own future
         // (no boxing); a decoding error comes back with the task unused.
         if let Err((error, task)) = route.handler.spawn(params, ctx, shared.dialect, task) {
-            if task.job.ticket.cancellable {
-                connection.cancellable().remove(&task.job.id);
-            }
-            connection.answered(&route.name, false);
-            connection
-                .parked_bytes
-                .fetch_sub(task.job.ticket.parked_bytes, Ordering::AcqRel);
-            let body = message::error_response(shared.dialect, &task.job.id, &error);
-            shared.active.fetch_sub(1, Ordering::AcqRel);
-            shared.wake_idle();
-            match batch {
-                Some(batch) => {
-                    if let Some(array) = batch.release(Some((&task.job.id, body))) {
-                        self.send(array);
-                    }
-                }
-                None => self.send(body),
-            }
+            let answer = Answer {
+                body: message::error_response(shared.dialect, &task.job.id, &error),
+                success: false,
+            };
+            connection.finish_now(task.job, Ending::Answered(answer));
         }
     }
 

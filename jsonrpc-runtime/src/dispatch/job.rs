@@ -156,6 +156,41 @@ impl Runner for Connection {
     }
 
     fn finish(&self, task: Job, ending: Ending) -> Option<BoxFuture<()>> {
+        let body = self.settle(task, ending)?;
+        let shared = &self.shared;
+        if shared.outbox.has_room() {
+            send_answer(shared, body);
+            done(shared);
+            return None;
+        }
+        // The other side is behind: wait for room, unless reading has
+        // stopped (then the answer is queued for the final flush at once).
+        let shared = shared.clone();
+        Some(Box::pin(async move {
+            shared.room().await;
+            send_answer(&shared, body);
+            done(&shared);
+        }))
+    }
+}
+
+impl Connection {
+    /// Ends a request whose answer the reader made itself (its params did
+    /// not decode): the same bookkeeping as [`Runner::finish`], the answer
+    /// sent at once (the reader waits for room before it reads on).
+    pub(super) fn finish_now(&self, task: Job, ending: Ending) {
+        if let Some(body) = self.settle(task, ending) {
+            send_answer(&self.shared, body);
+            done(&self.shared);
+        }
+    }
+
+    /// Everything a request's end does but send: its bytes and its id given
+    /// back, its progress ended, its answer decided, traced and told to the
+    /// gates, and its batch told. Returns what to send (the batch's array
+    /// when this answer completes it); with nothing to send, the request is
+    /// done here.
+    fn settle(&self, task: Job, ending: Ending) -> Option<bytes::Bytes> {
         let shared = &self.shared;
         self.parked_bytes
             .fetch_sub(task.ticket.parked_bytes, Ordering::AcqRel);
@@ -176,23 +211,10 @@ impl Runner for Connection {
             Some(batch) => batch.release(body.map(|body| (&task.id, body))),
             None => body,
         };
-        let Some(body) = body else {
+        if body.is_none() {
             done(shared);
-            return None;
-        };
-        if shared.outbox.has_room() {
-            send_answer(shared, body);
-            done(shared);
-            return None;
         }
-        // The other side is behind: wait for room, unless reading has
-        // stopped (then the answer is queued for the final flush at once).
-        let shared = shared.clone();
-        Some(Box::pin(async move {
-            shared.room().await;
-            send_answer(&shared, body);
-            done(&shared);
-        }))
+        body
     }
 }
 

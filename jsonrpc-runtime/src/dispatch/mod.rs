@@ -244,7 +244,17 @@ async fn run(
 ) {
     let connection = Arc::new(Connection::new(shared.clone()));
     let (mut reader, worker) = Reader::new(connection.clone(), router, callers);
+    let mut end = read(&shared, &mut reader, &mut inbound).await;
+    if matches!(end, End::Local) {
+        end = drain(&shared, &mut reader, &mut inbound).await;
+    }
+    drop(inbound);
+    shut_down(&shared, reader, worker, writer, end).await;
+}
 
+/// Reads frames and hands them to the reader until the stream ends or this
+/// side asks to close.
+async fn read(shared: &Arc<Shared>, reader: &mut Reader, inbound: &mut BoxStream) -> End {
     // One wait for the close for the whole loop, registered with the
     // task's waker and polled again only when that waker changes; between
     // wake-ups an atomic load says whether the close came. (Making and
@@ -258,7 +268,7 @@ async fn run(
     // to write them (`flush_inline`) instead of waking the writer one by
     // one. It lets go before anything that can wait.
     let mut holding = false;
-    let mut end = loop {
+    let end = loop {
         if shared.close_was_requested() {
             break End::Local;
         }
@@ -281,7 +291,7 @@ async fn run(
                 return Poll::Ready(Some(item));
             }
             if std::mem::take(&mut holding) {
-                crate::peer::flush_inline(&shared, cx);
+                crate::peer::flush_inline(shared, cx);
             }
             if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 if closed.as_mut().poll(cx).is_ready() {
@@ -307,36 +317,48 @@ async fn run(
     if holding {
         shared.outbox.release();
     }
+    end
+}
 
-    if matches!(end, End::Local) {
-        // Graceful close: keep reading answers while running work and
-        // waiting calls have time left.
-        reader.closing = true;
-        let _waiting = shared.waiting_for_idle();
-        while !is_idle(&shared) {
-            let deadline = shared.close_deadline();
-            tokio::select! {
-                biased;
-                _ = tokio::time::sleep_until(deadline) => break,
-                _ = shared.idle.notified() => {}
-                _ = shared.outbox.room(), if !shared.outbox.has_room() => {}
-                item = inbound.next(), if shared.outbox.has_room() => match item {
-                    Some(Ok(frame)) => {
-                        crate::trace::frame_in(shared.connection, &frame);
-                        reader.on_frame(frame).await
-                    }
-                    Some(Err(e)) => { end = End::Failed(e); break }
-                    None => { end = End::Eof; break }
-                },
-            }
+/// A graceful close: keeps reading answers while running work and waiting
+/// calls have time left, and says how the reading ended.
+async fn drain(shared: &Arc<Shared>, reader: &mut Reader, inbound: &mut BoxStream) -> End {
+    reader.closing = true;
+    let _waiting = shared.waiting_for_idle();
+    while !is_idle(shared) {
+        let deadline = shared.close_deadline();
+        tokio::select! {
+            biased;
+            _ = tokio::time::sleep_until(deadline) => break,
+            _ = shared.idle.notified() => {}
+            _ = shared.outbox.room(), if !shared.outbox.has_room() => {}
+            item = inbound.next(), if shared.outbox.has_room() => match item {
+                Some(Ok(frame)) => {
+                    crate::trace::frame_in(shared.connection, &frame);
+                    reader.on_frame(frame).await
+                }
+                Some(Err(e)) => return End::Failed(e),
+                None => return End::Eof,
+            },
         }
     }
-    drop(inbound);
+    End::Local
+}
+
+/// Once nothing more is read: fails the waiting calls, lets the running
+/// handlers finish (unless this side closes), writes what is owed and
+/// stops the writer.
+async fn shut_down(
+    shared: &Arc<Shared>,
+    reader: Reader,
+    worker: JoinHandle<()>,
+    writer: JoinHandle<()>,
+    end: End,
+) {
     shared.read_done.cancel();
     if let End::Failed(e) = &end {
-        report_failure(&shared, e);
+        report_failure(shared, e);
     }
-
     let reason = shared.set_reason(match end {
         End::Eof => CloseReason::RemoteClosed,
         End::Failed(e) => CloseReason::Transport(Arc::new(e)),

@@ -192,58 +192,7 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
     }
     // Rule 6: responses.
     let Some(method) = env.method else {
-        let checked = match (env.result, env.error, id) {
-            (Some(_), Some(_), id) => {
-                let error =
-                    ErrorObject::invalid_request("a response has both `result` and `error`");
-                match id {
-                    Some(id) => Classified::BadResponse { id, error },
-                    None => refuse(Id::NULL, error),
-                }
-            }
-            (None, None, id) => refuse(
-                id.unwrap_or(Id::NULL),
-                ErrorObject::invalid_request("missing `method`"),
-            ),
-            (_, _, None) => refuse(
-                Id::NULL,
-                ErrorObject::invalid_request("a response has no `id`"),
-            ),
-            (Some(result), None, Some(id)) => Classified::Response {
-                id,
-                outcome: Ok(result.into()),
-                extras: env.extras,
-            },
-            (None, Some(error), Some(id)) => match serde_json::from_str::<ErrorObject>(error.get())
-            {
-                Ok(error) => Classified::Response {
-                    id,
-                    outcome: Err(error),
-                    extras: env.extras,
-                },
-                Err(e) => Classified::BadResponse {
-                    id,
-                    error: ErrorObject::invalid_request(format!(
-                        "a response's `error` is not an error object: {e}"
-                    )),
-                },
-            },
-        };
-        if options.responses == Responses::Checked || (env.result.is_none() && env.error.is_none())
-        {
-            return checked;
-        }
-        return match checked {
-            Classified::BadResponse { id, error } => Classified::Ignored {
-                id: Some(id),
-                error,
-            },
-            Classified::Refused(refusal) => Classified::Ignored {
-                id: None,
-                error: refusal.error,
-            },
-            other => other,
-        };
+        return classify_response(env.result, env.error, id, env.extras, options);
     };
     // Rule 7: the method.
     let Some(method) = read_str(method) else {
@@ -253,31 +202,9 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
         );
     };
     // Rule 8: the params.
-    let params = match env.params {
-        _ if options.params == ParamsShape::Object => {
-            match object_params(env.params.map(RawJson::from), id.as_ref(), options) {
-                Ok(params) => Some(params),
-                Err(refusal) => return refusal,
-            }
-        }
-        None => None,
-        Some(raw) => match raw.get().as_bytes().first() {
-            Some(b'{' | b'[') => Some(raw.into()),
-            Some(b'n') if id.is_some() && options.null_params == NullParams::Refuse => {
-                return refuse(
-                    answer_id(),
-                    ErrorObject::invalid_params("`params` must be an object or an array, not null"),
-                );
-            }
-            Some(b'n') => None,
-            _ if id.is_some() => {
-                return refuse(
-                    answer_id(),
-                    ErrorObject::invalid_params("`params` must be an object or an array"),
-                );
-            }
-            _ => None,
-        },
+    let params = match read_params(env.params, id.as_ref(), options) {
+        Ok(params) => params,
+        Err(refusal) => return refusal,
     };
     // Rule 9. A null id is refused here, on requests only: an error
     // response must carry a null id when the request's could not be read.
@@ -299,6 +226,96 @@ fn classify<'a>(env: Envelope<'a>, options: &ParseOptions) -> Classified<'a> {
             method,
             params,
             extras: env.extras,
+        },
+    }
+}
+
+/// Rule 6: a message without a `method`, read as a response.
+fn classify_response<'a>(
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+    id: Option<Id>,
+    extras: RawExtras<'a>,
+    options: &ParseOptions,
+) -> Classified<'a> {
+    let checked = match (result, error, id) {
+        (Some(_), Some(_), id) => {
+            let error = ErrorObject::invalid_request("a response has both `result` and `error`");
+            match id {
+                Some(id) => Classified::BadResponse { id, error },
+                None => refuse(Id::NULL, error),
+            }
+        }
+        (None, None, id) => refuse(
+            id.unwrap_or(Id::NULL),
+            ErrorObject::invalid_request("missing `method`"),
+        ),
+        (_, _, None) => refuse(
+            Id::NULL,
+            ErrorObject::invalid_request("a response has no `id`"),
+        ),
+        (Some(result), None, Some(id)) => Classified::Response {
+            id,
+            outcome: Ok(result.into()),
+            extras,
+        },
+        (None, Some(error), Some(id)) => match serde_json::from_str::<ErrorObject>(error.get()) {
+            Ok(error) => Classified::Response {
+                id,
+                outcome: Err(error),
+                extras,
+            },
+            Err(e) => Classified::BadResponse {
+                id,
+                error: ErrorObject::invalid_request(format!(
+                    "a response's `error` is not an error object: {e}"
+                )),
+            },
+        },
+    };
+    if options.responses == Responses::Checked || (result.is_none() && error.is_none()) {
+        return checked;
+    }
+    match checked {
+        Classified::BadResponse { id, error } => Classified::Ignored {
+            id: Some(id),
+            error,
+        },
+        Classified::Refused(refusal) => Classified::Ignored {
+            id: None,
+            error: refusal.error,
+        },
+        other => other,
+    }
+}
+
+/// Rule 8: the params, as the options want them.
+fn read_params<'a>(
+    params: Option<&'a RawValue>,
+    id: Option<&Id>,
+    options: &ParseOptions,
+) -> Result<Option<RawJson<'a>>, Classified<'a>> {
+    let answer_id = || id.cloned().unwrap_or(Id::NULL);
+    match params {
+        _ if options.params == ParamsShape::Object => {
+            match object_params(params.map(RawJson::from), id, options) {
+                Ok(params) => Ok(Some(params)),
+                Err(refusal) => Err(refusal),
+            }
+        }
+        None => Ok(None),
+        Some(raw) => match raw.get().as_bytes().first() {
+            Some(b'{' | b'[') => Ok(Some(raw.into())),
+            Some(b'n') if id.is_some() && options.null_params == NullParams::Refuse => Err(refuse(
+                answer_id(),
+                ErrorObject::invalid_params("`params` must be an object or an array, not null"),
+            )),
+            Some(b'n') => Ok(None),
+            _ if id.is_some() => Err(refuse(
+                answer_id(),
+                ErrorObject::invalid_params("`params` must be an object or an array"),
+            )),
+            _ => Ok(None),
         },
     }
 }

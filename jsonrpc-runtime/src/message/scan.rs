@@ -55,6 +55,23 @@ pub(super) fn scan_large<'a>(
     scan_with(text, options, Some((decoder, slot)))
 }
 
+/// The params in the shape the options want; `None` when the general path
+/// must decide (params that are not an object where one is wanted).
+#[inline(always)]
+fn shaped<'a>(
+    params: Option<RawJson<'a>>,
+    id: Option<&Id>,
+    options: &ParseOptions,
+) -> Option<Option<RawJson<'a>>> {
+    match options.params {
+        ParamsShape::Object => match params {
+            Some(raw) if !raw.get().starts_with('{') => None,
+            _ => Some(Some(object_params(params, id, options).ok()?)),
+        },
+        ParamsShape::ObjectOrArray => Some(params),
+    }
+}
+
 /// [`scan`], or [`scan_large`] with a decoder.
 #[inline(always)]
 fn scan_with<'a>(
@@ -128,13 +145,7 @@ fn scan_with<'a>(
     let extras = RawExtras::default();
     match (method, result) {
         (Some(method), None) => {
-            let params = match options.params {
-                ParamsShape::Object => match params {
-                    Some(raw) if !raw.get().starts_with('{') => return None,
-                    _ => Some(object_params(params, id.as_ref(), options).ok()?),
-                },
-                ParamsShape::ObjectOrArray => params,
-            };
+            let params = shaped(params, id.as_ref(), options)?;
             let method = Cow::Borrowed(method);
             Some(match id {
                 Some(id) => Classified::Request {

@@ -370,6 +370,52 @@ impl<R, E> fmt::Debug for CallFuture<'_, R, E> {
 // answers are moved out by value.
 impl<R, E> Unpin for CallFuture<'_, R, E> {}
 
+impl<'p, R, E> CallFuture<'p, R, E>
+where
+    R: DeserializeOwned + Send + 'static,
+    E: RpcError + Send + 'static,
+{
+    /// From `Room` (with room) to `Waiting`: the call registered for its
+    /// answer, then sent.
+    #[inline]
+    fn send(&mut self, cx: &mut TaskContext<'_>) -> Result<(), CallError<E>> {
+        let peer = self.peer;
+        let shared = &*peer.shared;
+        let State::Room {
+            id, method, body, ..
+        } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            unreachable!("called in the `Room` state");
+        };
+        let (rx, alone) = shared.register::<R, E>(&id, method)?;
+        // The only call waiting (one call at a time, or the first of a
+        // burst) goes out from here when the writer is idle: a task wake-up
+        // less. The others wait for the writer, which writes them together.
+        let sent = if alone {
+            shared.send_inline(body, cx)
+        } else {
+            shared.send_now(body)
+        };
+        if sent.is_err() {
+            shared.pending.remove(&id);
+            return Err(CallError::Closed(shared.reason_or_local()));
+        }
+        // While the answer is awaited, the handler this call is made from
+        // (if any) leaves the in-flight cap to others.
+        let lent = peer.in_flight.as_ref().is_some_and(|slot| slot.lend());
+        let sleep = self
+            .timeout
+            .map(|limit| Box::pin(tokio::time::sleep(limit)));
+        self.state = State::Waiting {
+            id,
+            rx,
+            sleep,
+            lent,
+        };
+        Ok(())
+    }
+}
+
 impl<R, E> Future for CallFuture<'_, R, E>
 where
     R: DeserializeOwned + Send + 'static,
@@ -395,41 +441,9 @@ where
                     if let Some(w) = wait {
                         ready!(w.as_mut().poll(cx));
                     }
-                    let State::Room {
-                        id, method, body, ..
-                    } = std::mem::replace(&mut this.state, State::Done)
-                    else {
-                        unreachable!("matched above");
-                    };
-                    let (rx, alone) = match shared.register::<R, E>(&id, method) {
-                        Ok(registered) => registered,
-                        Err(e) => return Poll::Ready(Err(e)),
-                    };
-                    // The only call waiting (one call at a time, or the
-                    // first of a burst) goes out from here when the writer
-                    // is idle: a task wake-up less. The others wait for the
-                    // writer, which writes them together.
-                    let sent = if alone {
-                        shared.send_inline(body, cx)
-                    } else {
-                        shared.send_now(body)
-                    };
-                    if sent.is_err() {
-                        shared.pending.remove(&id);
-                        return Poll::Ready(Err(CallError::Closed(shared.reason_or_local())));
+                    if let Err(e) = this.send(cx) {
+                        return Poll::Ready(Err(e));
                     }
-                    // While the answer is awaited, the handler this call is
-                    // made from (if any) leaves the in-flight cap to others.
-                    let lent = peer.in_flight.as_ref().is_some_and(|slot| slot.lend());
-                    let sleep = this
-                        .timeout
-                        .map(|limit| Box::pin(tokio::time::sleep(limit)));
-                    this.state = State::Waiting {
-                        id,
-                        rx,
-                        sleep,
-                        lent,
-                    };
                 }
                 State::Waiting {
                     id,

@@ -487,6 +487,20 @@ impl Router {
         }
     }
 
+    /// The route a request for `method` goes to, which must be a request
+    /// route: the routing step of admission, on a connection and in process
+    /// alike.
+    pub(crate) fn request_route(&self, method: &str) -> Result<&Route, ErrorObject> {
+        match self.get(method) {
+            Some(route) if route.kind == RouteKind::Request => Ok(route),
+            Some(_) => Err(ErrorObject::new(
+                crate::message::ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: `{method}` is a notification; send it without an id"),
+            )),
+            None => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+
     pub(crate) fn get(&self, method: &str) -> Option<&Route> {
         if let Some(route) = self.tables.iter().find_map(|t| t.route(method)) {
             return Some(route);

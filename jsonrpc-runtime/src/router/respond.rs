@@ -6,13 +6,13 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 use super::panic::{catch_panic, panic_answer};
-use super::{RouteKind, Router};
+use super::Router;
 use crate::config::DEFAULT_OUTBOUND_BUDGET;
 use crate::connection::ConnectionInfo;
 use crate::context::Context;
 use crate::id::Id;
+use crate::message::ErrorObject;
 use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, ParseOptions, RawExtras};
-use crate::message::{ErrorCode, ErrorObject};
 use crate::policy::{Decision, Gate, GateInput};
 
 impl Router {
@@ -175,32 +175,18 @@ impl Router {
             })
         };
         if let Some(gate) = gate {
-            static NOBODY: OnceLock<ConnectionInfo> = OnceLock::new();
-            let input = GateInput {
-                method: &method,
-                id: id.as_ref(),
-                connection: match connection {
-                    Some(info) => info,
-                    None => NOBODY.get_or_init(ConnectionInfo::new),
-                },
-            };
-            match gate.check(input) {
+            match check(gate, &method, id.as_ref(), connection) {
                 Decision::Allow => {}
                 Decision::Reject(error) => return refuse(error),
                 Decision::Drop => return None,
             }
         }
-        let route = match self.get(&method) {
-            Some(route) if id.is_none() || route.kind == RouteKind::Request => route,
-            Some(_) => {
-                return refuse(ErrorObject::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    format!(
-                        "Method not found: `{method}` is a notification; send it without an id"
-                    ),
-                ))
-            }
-            None => return refuse(ErrorObject::method_not_found(&method)),
+        let route = match &id {
+            Some(_) => match self.request_route(&method) {
+                Ok(route) => route,
+                Err(error) => return refuse(error),
+            },
+            None => self.get(&method)?,
         };
         let ctx = Context::in_process(
             id.clone(),
@@ -242,4 +228,23 @@ impl Router {
 
 fn owned(extras: &RawExtras<'_>) -> Option<crate::message::Extras> {
     (!extras.is_empty()).then(|| extras.to_owned_extras())
+}
+
+/// The gate's decision on one message from `connection` (nobody, in
+/// process).
+fn check(
+    gate: &dyn Gate,
+    method: &str,
+    id: Option<&Id>,
+    connection: Option<&Arc<ConnectionInfo>>,
+) -> Decision {
+    static NOBODY: OnceLock<ConnectionInfo> = OnceLock::new();
+    gate.check(GateInput {
+        method,
+        id,
+        connection: match connection {
+            Some(info) => info,
+            None => NOBODY.get_or_init(ConnectionInfo::new),
+        },
+    })
 }
