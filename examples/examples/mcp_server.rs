@@ -56,7 +56,7 @@
 //! } | target/debug/examples/mcp_server
 //! ```
 //!
-//! Over HTTP, see the README's "MCP over Streamable HTTP" for a `curl`
+//! Over HTTP, see `docs/guide-mcp-server.md` ("Streamable HTTP") for a `curl`
 //! session.
 
 use std::collections::HashMap;

@@ -269,6 +269,7 @@ impl ConnectionInfo {
     }
 
     /// Fills in the address where none is known yet.
+    #[cfg(feature = "server")]
     pub(crate) fn set_addr_if_unknown(&mut self, addr: &PeerAddr) {
         if self.addr.is_none() {
             self.addr = Some(addr.clone());

@@ -25,9 +25,19 @@
 //!
 //! # Cargo features
 //!
+//! Without default features the crate is its portable core (the wire
+//! model, framers, peer, router, policies and in-memory transports), which
+//! also builds for `wasm32-unknown-unknown`; spawning and timers go
+//! through one internal seam (`rt`).
+//!
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `macros` | yes | `#[rpc]` and `#[derive(RpcError)]` |
+//! | `tcp` | yes | `transport::TcpConnector`, `transport::TcpAcceptor`, `Transport::from_tcp` |
+//! | `unix` | yes | Unix domain sockets (on Unix): `transport::UnixConnector`, `transport::UnixAcceptor`, `Transport::from_unix` |
+//! | `stdio` | yes | `Transport::stdio` |
+//! | `child` | yes | `transport::ChildProcess` (a child process over its stdin and stdout), `transport::RawClient` |
+//! | `server` | yes | `server::Listener` over any `transport::Acceptor`, `server::Server`, graceful drain |
 //! | `websocket` | no | `transport::WebSocketConnector` (`ws://`, `wss://`), `transport::WebSocketAcceptor` and the handshakes over any stream, on tokio-tungstenite |
 //! | `http` | no | JSON-RPC over HTTP, on hyper: `server::HttpListener` (HTTP/1.1 and h2c, a `/health` endpoint that turns 503 while draining) and the client `transport::HttpConnector` |
 //! | `mcp-http` | no | MCP over Streamable HTTP (implies `http`): `server::McpHttpListener` (a `Peer` per session, SSE streams resumable with `Last-Event-ID`, session ids a load balancer can route on, idle expiry, `Origin` checks) and the client `transport::McpHttpConnector` |
@@ -88,6 +98,9 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[macro_use]
+mod cfg;
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
@@ -109,10 +122,13 @@ pub mod openrpc;
 pub mod peer;
 pub mod policy;
 pub mod router;
-pub mod server;
-#[cfg(feature = "tls")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-pub mod tls;
+mod rt;
+cfg_feature! { "server",
+    pub mod server;
+}
+cfg_feature! { "tls",
+    pub mod tls;
+}
 mod trace;
 pub mod transport;
 

@@ -18,7 +18,7 @@
 //! With no subscriber (or these targets filtered out) each call site costs
 //! one check of a cached flag: no clock is read and nothing is formatted.
 
-use std::time::Instant;
+use crate::rt::Instant;
 
 use crate::codec::Frame;
 use crate::id::Id;

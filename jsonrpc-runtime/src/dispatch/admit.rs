@@ -53,7 +53,7 @@ impl Reader {
         callers: Option<crate::connection::CallerSlot>,
     ) -> (Self, JoinHandle<()>) {
         let (notifications, jobs) = mpsc::unbounded_channel();
-        let worker = tokio::spawn(notification_worker(connection.clone(), jobs));
+        let worker = crate::rt::spawn(notification_worker(connection.clone(), jobs));
         let reader = Reader {
             runner: connection.clone(),
             connection,

@@ -180,7 +180,7 @@ impl PeerBuilder {
         let (peer, shared, writer) =
             Peer::start(config, transport.connection, transport.outbound, outbound);
         let callers = transport.callers;
-        tokio::spawn(run(shared, router, transport.inbound, callers, writer));
+        crate::rt::spawn(run(shared, router, transport.inbound, callers, writer));
         peer
     }
 
@@ -329,7 +329,7 @@ async fn drain(shared: &Arc<Shared>, reader: &mut Reader, inbound: &mut BoxStrea
         let deadline = shared.close_deadline();
         tokio::select! {
             biased;
-            _ = tokio::time::sleep_until(deadline) => break,
+            _ = crate::rt::sleep_until(deadline) => break,
             _ = shared.idle.notified() => {}
             _ = shared.outbox.room(), if !shared.outbox.has_room() => {}
             item = inbound.next(), if shared.outbox.has_room() => match item {
@@ -378,7 +378,7 @@ async fn shut_down(
             tokio::select! {
                 biased;
                 _ = shared.close_requested.cancelled(), if !shared.close_requested.is_cancelled() => {}
-                _ = tokio::time::sleep_until(shared.close_deadline()), if shared.close_requested.is_cancelled() => break,
+                _ = crate::rt::sleep_until(shared.close_deadline()), if shared.close_requested.is_cancelled() => break,
                 _ = shared.idle.notified() => {}
             }
         }
@@ -394,10 +394,7 @@ async fn shut_down(
 
     shared.outbox.close();
     let abort = writer.abort_handle();
-    if tokio::time::timeout(FINAL_FLUSH_LIMIT, writer)
-        .await
-        .is_err()
-    {
+    if crate::rt::timeout(FINAL_FLUSH_LIMIT, writer).await.is_err() {
         tracing::warn!("the transport did not take the last frames in time; dropping them");
         abort.abort();
     }

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::task::{ready, Context as TaskContext, Poll};
 use std::time::Duration;
 
+use crate::rt::Sleep;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::time::Sleep;
 
 use super::call::forget_call;
 use super::pending::Receiver;
@@ -195,7 +195,7 @@ where
             shared,
             id,
             state,
-            sleep: timeout.map(|limit| Box::pin(tokio::time::sleep(limit))),
+            sleep: timeout.map(|limit| Box::pin(crate::rt::sleep(limit))),
         }
     }
 }
@@ -403,9 +403,7 @@ where
         // While the answer is awaited, the handler this call is made from
         // (if any) leaves the in-flight cap to others.
         let lent = peer.in_flight.as_ref().is_some_and(|slot| slot.lend());
-        let sleep = self
-            .timeout
-            .map(|limit| Box::pin(tokio::time::sleep(limit)));
+        let sleep = self.timeout.map(|limit| Box::pin(crate::rt::sleep(limit)));
         self.state = State::Waiting {
             id,
             rx,

@@ -21,10 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use crate::rt::Instant;
 use bytes::Bytes;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -476,7 +476,7 @@ impl Peer {
             shared: shared.clone(),
         });
         let _ = shared.handles.set(Arc::downgrade(&handle));
-        let writer = tokio::spawn(writer::run(shared.clone()));
+        let writer = crate::rt::spawn(writer::run(shared.clone()));
         let peer = Peer {
             shared: shared.clone(),
             _handle: Some(handle),

@@ -389,7 +389,7 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
                 tokio::select! {
                     outcome = &mut answer => break outcome,
                     _ = self.activity.notified(), if self.progress_resets_timeout => continue,
-                    _ = tokio::time::sleep(limit) => {
+                    _ = crate::rt::sleep(limit) => {
                         forget_call(&self.shared, &self.id);
                         return Err(CallError::TimedOut);
                     }

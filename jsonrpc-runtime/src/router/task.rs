@@ -131,10 +131,10 @@ impl RequestTask {
             // wants the span: otherwise it is polled as it is (and its task
             // holds no span).
             match self.job.trace.span().cloned() {
-                None => tokio::spawn(self.run(admission, fut)),
-                Some(span) => {
-                    tokio::spawn(self.run(admission, tracing::Instrument::instrument(fut, span)))
-                }
+                None => crate::rt::spawn(self.run(admission, fut)),
+                Some(span) => crate::rt::spawn(
+                    self.run(admission, tracing::Instrument::instrument(fut, span)),
+                ),
             };
             return;
         }
@@ -145,7 +145,7 @@ impl RequestTask {
         let held = match self.runner.admit(&self.job) {
             Admission::Now(held) => held,
             wait @ Admission::Wait(_) => {
-                tokio::spawn(self.run(wait, fut));
+                crate::rt::spawn(self.run(wait, fut));
                 return;
             }
         };
@@ -164,7 +164,7 @@ impl RequestTask {
                 });
             }
             Poll::Pending => {
-                tokio::spawn(self.run(Admission::Now(held), handler));
+                crate::rt::spawn(self.run(Admission::Now(held), handler));
             }
         }
     }
@@ -174,7 +174,7 @@ impl RequestTask {
     fn finish(self, ending: Ending) {
         let RequestTask { runner, job, .. } = self;
         if let Some(send) = runner.finish(job, ending) {
-            tokio::spawn(send);
+            crate::rt::spawn(send);
         }
     }
 

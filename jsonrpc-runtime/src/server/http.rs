@@ -17,7 +17,7 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::Instant;
+use crate::rt::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -605,10 +605,10 @@ impl<S: HttpService> HttpConnection<S> {
                 biased;
                 () = server.abort.cancelled() => return self.cut_off.cancel(),
                 ended = connection.as_mut() => return log_end(ended),
-                () = tokio::time::sleep_until(deadline) => return self.cut_off.cancel(),
+                () = crate::rt::sleep_until(deadline) => return self.cut_off.cancel(),
                 () = async {
                     self.setup.requests.wait().await;
-                    tokio::time::sleep_until(linger).await;
+                    crate::rt::sleep_until(linger).await;
                 } => {}
             }
         }
@@ -617,7 +617,7 @@ impl<S: HttpService> HttpConnection<S> {
             biased;
             () = server.abort.cancelled() => {}
             ended = connection.as_mut() => log_end(ended),
-            () = tokio::time::sleep_until(deadline) => {}
+            () = crate::rt::sleep_until(deadline) => {}
         }
         self.cut_off.cancel();
     }

@@ -352,7 +352,7 @@ impl ServerShared {
     /// Resolves once a shutdown has begun and its grace has run out.
     async fn past_grace(&self) {
         self.stop.cancelled().await;
-        tokio::time::sleep(self.grace()).await;
+        crate::rt::sleep(self.grace()).await;
     }
 }
 
@@ -366,7 +366,7 @@ impl Server {
         serve: impl FnMut(&A, A::Connection, PeerAddr, Admission) + Send + 'static,
     ) -> Server {
         let limit = limit.map(|n| Arc::new(Semaphore::new(n)));
-        let accept = tokio::spawn(accept_loop(acceptor, limit, shared.clone(), serve));
+        let accept = crate::rt::spawn(accept_loop(acceptor, limit, shared.clone(), serve));
         Server {
             shared,
             accept: Some(accept),
@@ -547,7 +547,7 @@ async fn accept_loop<A: Acceptor>(
                 tracing::error!(error = %e, retry_in = ?backoff, "accepting a connection failed");
                 tokio::select! {
                     () = shared.stop.cancelled() => break,
-                    () = tokio::time::sleep(backoff) => {}
+                    () = crate::rt::sleep(backoff) => {}
                 }
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;

@@ -58,6 +58,7 @@ impl OpenOptions {
         self
     }
 
+    #[cfg(feature = "server")]
     pub(crate) fn with_hook(mut self, hook: Option<ConnectHook>) -> Self {
         self.on_connect = hook;
         self

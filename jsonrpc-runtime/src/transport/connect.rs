@@ -53,10 +53,10 @@ pub mod kind {
 
     kinds! {
         /// TCP, to a `host:port` address.
-        #[cfg(all())]
+        #[cfg(feature = "tcp")]
         Tcp(String): Framed, Secure;
         /// A Unix domain socket, at a path.
-        #[cfg(unix)]
+        #[cfg(all(unix, feature = "unix"))]
         Unix(std::path::PathBuf): Framed;
         /// WebSocket, at a `ws://` or `wss://` URL.
         #[cfg(feature = "websocket")]
@@ -129,6 +129,8 @@ impl<K: fmt::Debug> fmt::Debug for Connector<K> {
     }
 }
 
+// The kinds are all behind features.
+#[cfg_attr(not(any(feature = "tcp", feature = "unix")), allow(dead_code))]
 impl<K: kind::Kind> Connector<K> {
     pub(crate) fn with_target(target: K) -> Self {
         Connector {

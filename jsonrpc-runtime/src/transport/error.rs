@@ -141,6 +141,7 @@ impl ProcessExit {
     /// How many bytes of a child's stderr are kept: 64 KiB.
     pub const STDERR_CAPTURE_LIMIT: usize = 64 * 1024;
 
+    #[cfg(feature = "child")]
     pub(crate) fn new(
         status: std::process::ExitStatus,
         stderr: String,

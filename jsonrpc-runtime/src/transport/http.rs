@@ -269,7 +269,7 @@ impl Sink<Bytes> for PostSink {
         let permit = self.permit.take();
         let poster = self.poster.clone();
         let inbound = self.inbound.clone();
-        tokio::spawn(async move {
+        crate::rt::spawn(async move {
             tokio::select! {
                 biased;
                 () = poster.dropped.cancelled() => {}

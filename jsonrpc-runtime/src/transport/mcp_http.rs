@@ -541,7 +541,7 @@ impl McpClient {
             return;
         }
         let request = self.request(Method::DELETE, Bytes::new());
-        match tokio::time::timeout(DELETE_TIMEOUT, self.client.request(request)).await {
+        match crate::rt::timeout(DELETE_TIMEOUT, self.client.request(request)).await {
             Ok(Ok(response)) if response.status().is_success() => {}
             Ok(Ok(response)) => tracing::debug!(
                 status = %response.status(),
@@ -637,7 +637,7 @@ impl Sink<Bytes> for McpSink {
         if outgoing.initialize.is_some() {
             client.initializing.send_replace(true);
         }
-        tokio::spawn(async move {
+        crate::rt::spawn(async move {
             tokio::select! {
                 biased;
                 () = client.dropped.cancelled() => {}

@@ -235,14 +235,14 @@ mod tests {
         let (mut tx, mut rx) = channel(1);
         let room = tx.room.clone();
         runtime.block_on(async move {
-            let sender = tokio::spawn(async move {
+            let sender = crate::rt::spawn(async move {
                 for n in 0..FRAMES {
                     tx.send(Bytes::copy_from_slice(&n.to_le_bytes()))
                         .await
                         .unwrap();
                 }
             });
-            let receiver = tokio::spawn(async move {
+            let receiver = crate::rt::spawn(async move {
                 for n in 0..FRAMES {
                     assert!(room.queued.load(Ordering::SeqCst) <= 1);
                     let Some(Ok(Frame::Message(bytes))) = rx.next().await else {
@@ -253,11 +253,8 @@ mod tests {
                 assert!(rx.next().await.is_none(), "the sender dropped: the end");
             });
             let deadline = std::time::Duration::from_secs(60);
-            tokio::time::timeout(deadline, sender)
-                .await
-                .unwrap()
-                .unwrap();
-            tokio::time::timeout(deadline, receiver)
+            crate::rt::timeout(deadline, sender).await.unwrap().unwrap();
+            crate::rt::timeout(deadline, receiver)
                 .await
                 .unwrap()
                 .unwrap();

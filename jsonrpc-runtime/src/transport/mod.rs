@@ -45,52 +45,51 @@ use crate::codec::{Frame, FramingError};
 use crate::connection::ConnectionInfo;
 
 mod accept;
-mod child;
 mod connect;
 mod error;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "mcp-http")]
-mod mcp_http;
 mod memory;
-mod raw;
 mod record;
-#[cfg(feature = "mcp-http")]
-pub(crate) mod sse;
-mod stdio;
-mod tcp;
-#[cfg(feature = "tls")]
-mod tls;
-#[cfg(unix)]
-mod unix;
-#[cfg(feature = "websocket")]
-pub(crate) mod websocket;
 pub(crate) mod write;
 
+cfg_feature! { "child",
+    mod child;
+    mod raw;
+    pub use self::child::{ChildHandle, ChildProcess, StderrMode};
+    pub use self::raw::{RawClient, RawError, RawSendError};
+}
+cfg_feature! { "stdio",
+    mod stdio;
+}
+cfg_feature! { "tcp",
+    mod tcp;
+    pub use self::tcp::{TcpAcceptor, TcpConnector};
+}
+cfg_unix! {
+    mod unix;
+    pub use self::unix::{UnixAcceptor, UnixConnector};
+}
+cfg_feature! { "websocket",
+    pub(crate) mod websocket;
+    pub use self::websocket::{WebSocketAcceptor, WebSocketConnector};
+}
+cfg_feature! { "http",
+    mod http;
+    pub use self::http::{HttpConnector, HttpFailure};
+}
+cfg_feature! { "mcp-http",
+    mod mcp_http;
+    pub(crate) mod sse;
+    pub use self::mcp_http::McpHttpConnector;
+}
+cfg_feature! { "tls",
+    mod tls;
+    pub use self::error::TlsError;
+    pub use self::tls::{TlsAcceptor, TlsConnection};
+}
+
 pub use self::accept::{Acceptor, OpenOptions};
-pub use self::child::{ChildHandle, ChildProcess, StderrMode};
 pub use self::connect::{kind, Connector};
-#[cfg(feature = "tls")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-pub use self::error::TlsError;
 pub use self::error::{ProcessExit, TransportError, WebSocketError};
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use self::http::{HttpConnector, HttpFailure};
-#[cfg(feature = "mcp-http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
-pub use self::mcp_http::McpHttpConnector;
-pub use self::raw::{RawClient, RawError, RawSendError};
-pub use self::tcp::{TcpAcceptor, TcpConnector};
-#[cfg(feature = "tls")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-pub use self::tls::{TlsAcceptor, TlsConnection};
-#[cfg(unix)]
-#[cfg_attr(docsrs, doc(cfg(unix)))]
-pub use self::unix::{UnixAcceptor, UnixConnector};
-#[cfg(feature = "websocket")]
-#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
-pub use self::websocket::{WebSocketAcceptor, WebSocketConnector};
 
 type BoxStream = Pin<Box<dyn Stream<Item = Result<Frame, TransportError>> + Send>>;
 type BoxSink = Pin<Box<dyn Sink<Bytes, Error = TransportError> + Send>>;

@@ -3,11 +3,11 @@
 //! recording's inbound side against a server and reports where the answers
 //! differ).
 
+use crate::rt::Instant;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::{future, SinkExt as _, StreamExt as _};

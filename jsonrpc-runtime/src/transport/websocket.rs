@@ -15,7 +15,7 @@
 //!   cannot be skipped (its bytes are not read, so the stream is out of step): it is answered with
 //!   -32600 naming the limit, then the connection is closed with code 1009
 //!   ("message too big"), and it ends with a [`TransportError::WebSocket`]
-//!   whose [`close_code`](crate::WebSocketError::close_code) is 1009.
+//!   whose [`close_code`](WebSocketError::close_code) is 1009.
 //!   Text that is not UTF-8 closes with 1007, a protocol violation with 1002.
 //! * Pings are answered with pongs as they are read.
 //! * A close frame from the other side ends the connection cleanly
@@ -43,7 +43,7 @@ use futures_sink::Sink;
 use futures_util::StreamExt as _;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
-use tokio::time::Sleep;
+use crate::rt::Sleep;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
 use tokio_tungstenite::tungstenite::handshake::client::Request;
@@ -393,7 +393,7 @@ impl Acceptor for WebSocketAcceptor {
                 }
                 server_handshake(stream, &options, info).await
             };
-            match tokio::time::timeout(limit, handshake).await {
+            match crate::rt::timeout(limit, handshake).await {
                 Ok(opened) => opened,
                 Err(_) => Err(ws_error(
                     format!("the client did not complete its handshake within {limit:?}"),

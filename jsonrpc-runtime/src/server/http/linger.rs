@@ -17,7 +17,7 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::time::Sleep;
+use crate::rt::Sleep;
 
 /// At most this many bytes of a body left unread are read and dropped
 /// before the connection is closed: 64 MiB.
@@ -100,7 +100,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Linger<I> {
                     this.state = if this.armed.load(Ordering::Acquire) {
                         State::Draining {
                             left: LINGER_MAX_BYTES,
-                            until: Box::pin(tokio::time::sleep(LINGER_MAX_TIME)),
+                            until: Box::pin(crate::rt::sleep(LINGER_MAX_TIME)),
                         }
                     } else {
                         State::Closed

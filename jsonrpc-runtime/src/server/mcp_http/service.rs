@@ -15,7 +15,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
-use tokio::time::Instant;
+use crate::rt::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::session::{
@@ -470,7 +470,7 @@ async fn supervise(manager: Arc<Manager>, session: Arc<Session>) {
 /// Waits until `at`, or forever.
 async fn sleep_until(at: Option<Instant>) {
     match at {
-        Some(at) => tokio::time::sleep_until(at).await,
+        Some(at) => crate::rt::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }

@@ -23,7 +23,7 @@ use hyper::body::Frame;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, Notify};
-use tokio::time::{Instant, Sleep};
+use crate::rt::{Instant, Sleep};
 use tokio_util::sync::PollSender;
 
 use super::Options;

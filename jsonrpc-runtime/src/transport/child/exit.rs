@@ -15,14 +15,14 @@ pub(super) async fn exit_error(
     shared: Arc<ChildShared>,
     fallback: TransportError,
 ) -> TransportError {
-    if let Ok(report) = tokio::time::timeout(EXIT_WAIT, shared.report()).await {
+    if let Ok(report) = crate::rt::timeout(EXIT_WAIT, shared.report()).await {
         return report.map_or(fallback, TransportError::ProcessExited);
     }
     // Stdout is gone but the child runs on: nothing can reach it any more,
     // so it is killed, reaped and reported like any other exit.
     tracing::debug!("the child process closed stdout but kept running; killing it");
     shared.kill.cancel();
-    match tokio::time::timeout(EXIT_WAIT, shared.report()).await {
+    match crate::rt::timeout(EXIT_WAIT, shared.report()).await {
         Ok(Ok(exit)) => TransportError::ProcessExited(exit),
         Ok(Err(_)) | Err(_) => fallback,
     }
@@ -46,7 +46,7 @@ pub(super) async fn reap(
     });
     // A grandchild may hold stderr open; do not let the drain outlive the
     // child by more than the report waits for.
-    if tokio::time::timeout(STDERR_WAIT, shared.stderr_done.cancelled())
+    if crate::rt::timeout(STDERR_WAIT, shared.stderr_done.cancelled())
         .await
         .is_err()
     {

@@ -268,8 +268,8 @@ impl ChildProcess {
             kill: CancellationToken::new(),
         });
         let guard = Arc::new(KillGuard(shared.kill.clone()));
-        let drain = tokio::spawn(drain_stderr(stderr, shared.clone(), stderr_mode));
-        tokio::spawn(reap(child, shared.clone(), drain));
+        let drain = crate::rt::spawn(drain_stderr(stderr, shared.clone(), stderr_mode));
+        crate::rt::spawn(reap(child, shared.clone(), drain));
 
         let inbound = InboundHalf {
             frames: super::framed_read(stdout, codec),
@@ -333,10 +333,10 @@ impl ChildProcess {
         } = transport;
         // Flush what the caller sent, then close stdin. A child that does
         // not read its stdin cannot hold this up past the grace.
-        let deadline = tokio::time::Instant::now() + grace;
-        let _ = tokio::time::timeout_at(deadline, outbound.close()).await;
+        let deadline = crate::rt::Instant::now() + grace;
+        let _ = crate::rt::timeout_at(deadline, outbound.close()).await;
         drop(outbound);
-        let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let rest = deadline.saturating_duration_since(crate::rt::Instant::now());
         let exit = handle.shutdown(rest);
         tokio::pin!(exit);
         let mut stdout_open = true;
@@ -418,7 +418,7 @@ impl ChildHandle {
     /// transport is gone too.
     pub async fn shutdown(self, grace: Duration) -> io::Result<ProcessExit> {
         self.shared.close_stdin();
-        if tokio::time::timeout(grace, self.shared.exited())
+        if crate::rt::timeout(grace, self.shared.exited())
             .await
             .is_err()
         {
@@ -546,7 +546,7 @@ impl ChildShared {
     async fn report(&self) -> io::Result<ProcessExit> {
         match self.exited().await {
             ExitState::Exited(status) => {
-                let _ = tokio::time::timeout(STDERR_WAIT, self.stderr_done.cancelled()).await;
+                let _ = crate::rt::timeout(STDERR_WAIT, self.stderr_done.cancelled()).await;
                 let capture = lock(&self.stderr);
                 Ok(ProcessExit::new(
                     status,

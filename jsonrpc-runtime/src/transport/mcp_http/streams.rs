@@ -135,7 +135,7 @@ impl McpClient {
         .min(MAX_RECONNECT_DELAY);
         tokio::select! {
             () = self.dropped.cancelled() => false,
-            () = tokio::time::sleep(delay) => true,
+            () = crate::rt::sleep(delay) => true,
         }
     }
 
@@ -175,7 +175,7 @@ impl McpClient {
             return;
         }
         let this = self.clone();
-        tokio::spawn(async move {
+        crate::rt::spawn(async move {
             tokio::select! {
                 () = this.dropped.cancelled() => {}
                 () = this.server_stream() => {}

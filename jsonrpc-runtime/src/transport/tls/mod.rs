@@ -29,7 +29,7 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ServerConfig};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
-use tokio::time::Sleep;
+use crate::rt::Sleep;
 
 use super::{Acceptor, OpenOptions, TcpAcceptor, TlsError, Transport, TransportError};
 use crate::connection::PeerAddr;
@@ -298,7 +298,7 @@ impl TlsConnection {
         TlsConnection {
             state: State::Handshaking {
                 accept: Box::new(tokio_rustls::TlsAcceptor::from(config).accept(stream)),
-                deadline: Box::pin(tokio::time::sleep(limit)),
+                deadline: Box::pin(crate::rt::sleep(limit)),
                 limit,
             },
         }

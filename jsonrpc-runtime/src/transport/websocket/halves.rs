@@ -328,7 +328,7 @@ where
                             tracing::debug!(error = %e, "could not flush the close frame");
                         }
                     }
-                    this.closing = Closing::Lingering(Box::pin(tokio::time::sleep(CLOSE_LINGER)));
+                    this.closing = Closing::Lingering(Box::pin(crate::rt::sleep(CLOSE_LINGER)));
                 }
                 Closing::Lingering(deadline) => {
                     if deadline.as_mut().poll(cx).is_ready() {

@@ -121,7 +121,7 @@ impl SseBody {
             stream,
             conn,
             feed,
-            keep_alive: keep_alive.map(|period| (period, Box::pin(tokio::time::sleep(period)))),
+            keep_alive: keep_alive.map(|period| (period, Box::pin(crate::rt::sleep(period)))),
             finished: false,
             _busy: busy,
         }
