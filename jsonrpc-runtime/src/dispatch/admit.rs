@@ -1,7 +1,6 @@
 //! The admission steps, one function each, in the order of the table in the
 //! module docs of `dispatch`.
 
-use std::any::Any;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
@@ -392,7 +391,7 @@ impl Reader {
                     progress,
                     batch: batch.cloned(),
                     after: self.notification_seq,
-                    in_flight: slot.map(|slot| slot as Arc<dyn Any + Send + Sync>),
+                    in_flight: slot,
                     parked_bytes,
                     _shared_permit: shared_permit,
                 },

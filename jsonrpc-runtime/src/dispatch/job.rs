@@ -1,7 +1,6 @@
 //! Running admitted work: request tasks (their turn, the in-flight cap,
 //! their one answer) and the notification worker.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -127,11 +126,7 @@ impl Runner for Connection {
 
     fn admit(&self, task: &Job) -> Admission {
         let after = task.ticket.after;
-        let slot = task.ticket.in_flight.clone().and_then(|slot| {
-            (slot as Arc<dyn Any + Send + Sync>)
-                .downcast::<InFlightSlot>()
-                .ok()
-        });
+        let slot = task.ticket.in_flight.clone();
         // `after` is 0 until a notification has been queued: no lock then.
         let in_turn = after == 0
             || self.notifications_waiting.load(Ordering::Acquire) == 0

@@ -32,9 +32,9 @@ use crate::connection::ConnectionInfo;
 use crate::id::Id;
 use crate::message::Dialect;
 
-mod builder;
 mod call;
 mod error;
+mod futures;
 #[cfg(feature = "tower")]
 mod outbound;
 mod outbox;
@@ -42,10 +42,10 @@ mod pending;
 mod progress;
 mod writer;
 
-pub use self::builder::{Call, CallFuture, PendingCall};
 pub use self::call::CallOptions;
 pub(crate) use self::call::{ids_from, IdSource};
 pub use self::error::{CallError, CloseReason, SendError};
+pub use self::futures::{Call, CallFuture, PendingCall};
 #[cfg(feature = "tower")]
 pub(crate) use self::outbound::{typed as typed_outbound, wrap as wrap_outbound, OutboundStack};
 #[cfg(feature = "tower")]

@@ -490,6 +490,7 @@ impl Router {
     /// The route a request for `method` goes to, which must be a request
     /// route: the routing step of admission, on a connection and in process
     /// alike.
+    #[inline]
     pub(crate) fn request_route(&self, method: &str) -> Result<&Route, ErrorObject> {
         match self.get(method) {
             Some(route) if route.kind == RouteKind::Request => Ok(route),

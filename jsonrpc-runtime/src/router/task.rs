@@ -7,7 +7,6 @@
 //! request to its route as a [`RequestTask`]; the route spawns the handler's
 //! own future inside [`RequestTask::spawn`], so nothing is boxed on the way.
 
-use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -108,8 +107,8 @@ pub(crate) struct Ticket {
     /// The runner's ordering mark: the request starts after this many
     /// notifications have been handled.
     pub(crate) after: u64,
-    /// The runner's in-flight slot for the request, opaque to routes.
-    pub(crate) in_flight: Option<Arc<dyn Any + Send + Sync>>,
+    /// The request's place under the in-flight cap, if there is one.
+    pub(crate) in_flight: Option<Arc<crate::peer::InFlightSlot>>,
     /// Bytes of params the request holds, counted in its connection's cap
     /// until it is answered.
     pub(crate) parked_bytes: usize,
