@@ -6,8 +6,8 @@
 //! members), then writing, then a determinism sweep over tricky inputs.
 
 use jsonrpc_runtime::message::{
-    Batches, Dialect, Message, Notification, NullId, NullParams, ParseOptions, Parsed, Refusal,
-    Request, Response,
+    Batches, Dialect, Message, Notification, NullId, NullParams, ParseOptions, Parsed,
+    RefusedMessage, Request, Response,
 };
 use jsonrpc_runtime::{ErrorCode, ErrorObject, Id};
 use serde_json::value::RawValue;
@@ -62,7 +62,7 @@ fn single(text: &str) -> Message {
     single_with(text, strict())
 }
 
-fn refusal(message: Message) -> Refusal {
+fn refusal(message: Message) -> RefusedMessage {
     match message {
         Message::Refused(refusal) => refusal,
         other => panic!("expected a refusal, got {other:?}"),
@@ -974,7 +974,7 @@ fn sample_error() -> Message {
 }
 
 fn sample_refusal() -> Message {
-    Message::Refused(Refusal {
+    Message::Refused(RefusedMessage {
         id: Id::from(12),
         error: ErrorObject::invalid_params("`params` must be an object or an array"),
     })

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::raw::{DecodedParams, RawJson};
-use super::{Extras, NullParams, ParseOptions, Refusal};
+use super::{Extras, NullParams, ParseOptions, RefusedMessage};
 use crate::id::Id;
 use crate::message::ErrorObject;
 
@@ -42,7 +42,7 @@ pub(crate) enum Classified<'a> {
         id: Option<Id>,
         error: ErrorObject,
     },
-    Refused(Refusal),
+    Refused(RefusedMessage),
 }
 
 /// A classified frame: one message or a batch.
@@ -108,5 +108,5 @@ pub(super) fn object_params<'a>(
 
 /// A message refused with `error`, answered to `id`.
 pub(super) fn refuse<'a>(id: Id, error: ErrorObject) -> Classified<'a> {
-    Classified::Refused(Refusal { id, error })
+    Classified::Refused(RefusedMessage { id, error })
 }

@@ -209,7 +209,7 @@ impl Default for ParseOptions {
 /// A refused frame or element: what the classifier could not accept, with the
 /// error to answer it with.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
+pub struct RefusedMessage {
     /// The id to answer with: the message's own id when it could be read,
     /// else `null`.
     pub id: Id,
@@ -307,11 +307,11 @@ pub enum Message {
     /// A response to one of our requests.
     Response(Response),
     /// A frame or element the classifier refused; answer with its error.
-    Refused(Refusal),
+    Refused(RefusedMessage),
     /// A malformed response that is not answered
     /// ([`Responses::NeverAnswered`]): why it is malformed, and the id it
     /// named, if any.
-    Ignored(Refusal),
+    Ignored(RefusedMessage),
 }
 
 /// A parsed frame: one message, or a batch.
@@ -339,7 +339,7 @@ impl Message {
     pub fn parse_bytes(bytes: &[u8], options: &ParseOptions) -> Parsed {
         match std::str::from_utf8(bytes) {
             Ok(text) => Message::parse(text, options),
-            Err(e) => Parsed::Single(Message::Refused(Refusal {
+            Err(e) => Parsed::Single(Message::Refused(RefusedMessage {
                 id: Id::NULL,
                 error: ErrorObject::parse_error(format!("invalid UTF-8: {e}")),
             })),
@@ -350,7 +350,7 @@ impl Message {
         // The scanner validated the members; serde_json reads them once more
         // to own them, and were it to disagree, its word is final.
         Message::owned(m).unwrap_or_else(|e| {
-            Message::Refused(Refusal {
+            Message::Refused(RefusedMessage {
                 id: Id::NULL,
                 error: ErrorObject::parse_error(e),
             })
@@ -392,11 +392,11 @@ impl Message {
                 },
                 extras: extras.to_owned_extras(),
             }),
-            Classified::BadResponse { error, .. } => Message::Refused(Refusal {
+            Classified::BadResponse { error, .. } => Message::Refused(RefusedMessage {
                 id: Id::NULL,
                 error,
             }),
-            Classified::Ignored { id, error } => Message::Ignored(Refusal {
+            Classified::Ignored { id, error } => Message::Ignored(RefusedMessage {
                 id: id.unwrap_or(Id::NULL),
                 error,
             }),

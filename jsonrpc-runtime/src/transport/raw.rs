@@ -14,7 +14,7 @@ use crate::codec::{Frame, FrameRefusal};
 use crate::config::Config;
 use crate::id::Id;
 use crate::message::ErrorObject;
-use crate::message::{self, Dialect, Extras, Message, ParseOptions, Parsed, Refusal};
+use crate::message::{self, Dialect, Extras, Message, ParseOptions, Parsed, RefusedMessage};
 
 /// A JSON-RPC client for a child process, driven message by message: it
 /// sends requests with ids from 1, notifications and answers, and yields
@@ -63,7 +63,7 @@ pub enum RawError {
     /// A line the classifier refused: not JSON, not a JSON-RPC message (the
     /// refusal says why, with the id it could read).
     #[error("the child sent a malformed message: {}", .0.error)]
-    Malformed(Refusal),
+    Malformed(RefusedMessage),
     /// A frame the framer refused (longer than the cap, say).
     #[error("the child sent a frame that was refused: {0}")]
     Refused(FrameRefusal),

@@ -38,7 +38,7 @@ mod answers;
 mod posted;
 
 pub(super) use self::answers::McpBody;
-use self::answers::{empty, json, refuse, session_not_found, sse, Refusal};
+use self::answers::{empty, json, refuse, session_not_found, sse, HttpRefusal};
 use self::posted::{answer_body, Posted, Posting};
 
 /// The session header.
@@ -255,7 +255,7 @@ impl Manager {
         &self,
         headers: &HeaderMap,
         caller: &ConnectionInfo,
-    ) -> Result<Option<Arc<Session>>, Refusal> {
+    ) -> Result<Option<Arc<Session>>, HttpRefusal> {
         let Some(id) = headers.get(MCP_SESSION_ID) else {
             return Ok(None);
         };
@@ -268,9 +268,9 @@ impl Manager {
                     session = %session.id,
                     "a request named a session of another identity: answered as an unknown session"
                 );
-                Err(Refusal::no_session())
+                Err(HttpRefusal::no_session())
             }
-            None => Err(Refusal::no_session()),
+            None => Err(HttpRefusal::no_session()),
         }
     }
 
@@ -280,9 +280,9 @@ impl Manager {
         &self,
         headers: &HeaderMap,
         caller: &ConnectionInfo,
-    ) -> Result<Arc<Session>, Refusal> {
+    ) -> Result<Arc<Session>, HttpRefusal> {
         let Some(session) = self.session_of(headers, caller)? else {
-            return Err(Refusal(
+            return Err(HttpRefusal(
                 StatusCode::BAD_REQUEST,
                 "no `Mcp-Session-Id`: start a session by posting `initialize`".to_owned(),
             ));
@@ -294,7 +294,7 @@ impl Manager {
     /// `400` for an `MCP-Protocol-Version` that is neither one this server
     /// lists nor the one the session negotiated; none at all is fine (the
     /// client speaks 2025-03-26).
-    fn check_version(&self, session: &Session, headers: &HeaderMap) -> Result<(), Refusal> {
+    fn check_version(&self, session: &Session, headers: &HeaderMap) -> Result<(), HttpRefusal> {
         let Some(version) = headers.get(MCP_PROTOCOL_VERSION) else {
             return Ok(());
         };
@@ -303,7 +303,7 @@ impl Manager {
         if listed || session.core.negotiated().as_deref() == Some(version) {
             return Ok(());
         }
-        Err(Refusal(
+        Err(HttpRefusal(
             StatusCode::BAD_REQUEST,
             format!(
                 "unsupported `MCP-Protocol-Version: {version}`; this server speaks {}",
@@ -318,9 +318,9 @@ impl Manager {
         self: &Arc<Self>,
         addr: &PeerAddr,
         caller: ConnectionInfo,
-    ) -> Result<Arc<Session>, Refusal> {
+    ) -> Result<Arc<Session>, HttpRefusal> {
         if self.server.stop.is_cancelled() {
-            return Err(Refusal(
+            return Err(HttpRefusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is shutting down".to_owned(),
             ));
@@ -329,7 +329,7 @@ impl Manager {
             Ok(id) => Arc::<str>::from(id),
             Err(e) => {
                 tracing::error!(error = %e, "no random bytes for a session id");
-                return Err(Refusal(
+                return Err(HttpRefusal(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "no session id could be made".to_owned(),
                 ));
@@ -337,7 +337,7 @@ impl Manager {
         };
         let mut sessions = self.lock();
         if sessions.len() >= self.options.max_sessions {
-            return Err(Refusal(
+            return Err(HttpRefusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
                     "this server has {} sessions, as many as it takes; try again later",

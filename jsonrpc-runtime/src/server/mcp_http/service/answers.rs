@@ -5,11 +5,11 @@ use super::*;
 
 /// A request refused at the HTTP level: its status, and what to tell the
 /// client.
-pub(super) struct Refusal(pub(super) StatusCode, pub(super) String);
+pub(super) struct HttpRefusal(pub(super) StatusCode, pub(super) String);
 
-impl Refusal {
+impl HttpRefusal {
     pub(super) fn no_session() -> Self {
-        Refusal(
+        HttpRefusal(
             StatusCode::NOT_FOUND,
             "no such session: it ended or never existed; start a new one with `initialize`"
                 .to_owned(),
@@ -32,7 +32,7 @@ pub(super) fn refuse(status: StatusCode, message: String) -> Response<McpBody> {
 }
 
 pub(super) fn session_not_found() -> Response<McpBody> {
-    Refusal::no_session().into_response()
+    HttpRefusal::no_session().into_response()
 }
 
 pub(super) fn json(status: StatusCode, body: Bytes) -> Response<McpBody> {
