@@ -357,6 +357,14 @@ async fn next_frame(far: &mut Transport) -> Bytes {
     }
 }
 
+/// The router's answer to a request frame, read with the default options.
+async fn answer(router: &Router, frame: &str) -> Bytes {
+    router
+        .respond_with(frame.as_bytes(), &ParseOptions::default())
+        .await
+        .expect("an answer")
+}
+
 /// Sends `value` as message `kind`; returns what went on the wire.
 async fn send(
     router: &Router,
@@ -371,60 +379,32 @@ async fn send(
     match kind % KINDS {
         // A result encoded from a Value.
         0 => {
-            let frame = request_text(
-                &id,
-                "echo",
-                &params_text(&Value::Array(vec![value.clone()]), pretty),
-            );
-            let answer = router
-                .respond_with(frame.as_bytes(), &options)
-                .await
-                .expect("an answer");
+            let params = params_text(&Value::Array(vec![value.clone()]), pretty);
+            let answer = answer(router, &request_text(&id, "echo", &params)).await;
             assert_same(&parse(result_of(&answer, &id).get()), value, "a result");
             vec![answer]
         }
         // A raw result: passed through byte for byte.
         1 => {
             let params = params_text(value, pretty);
-            let frame = request_text(&id, "raw", &params);
-            let answer = router
-                .respond_with(frame.as_bytes(), &options)
-                .await
-                .expect("an answer");
-            assert_eq!(
-                result_of(&answer, &id).get(),
-                params,
-                "a raw result changed"
-            );
+            let answer = answer(router, &request_text(&id, "raw", &params)).await;
+            let result = result_of(&answer, &id);
+            assert_eq!(result.get(), params, "a raw result changed");
             vec![answer]
         }
         // Error data encoded from a Value.
         2 => {
-            let frame = request_text(
-                &id,
-                "fail",
-                &params_text(&Value::Array(vec![value.clone()]), pretty),
-            );
-            let answer = router
-                .respond_with(frame.as_bytes(), &options)
-                .await
-                .expect("an answer");
+            let params = params_text(&Value::Array(vec![value.clone()]), pretty);
+            let answer = answer(router, &request_text(&id, "fail", &params)).await;
             assert_same(&parse(data_of(&answer, &id).get()), value, "error data");
             vec![answer]
         }
         // Raw error data: passed through byte for byte.
         3 => {
             let params = params_text(value, pretty);
-            let frame = request_text(&id, "fail_raw", &params);
-            let answer = router
-                .respond_with(frame.as_bytes(), &options)
-                .await
-                .expect("an answer");
-            assert_eq!(
-                data_of(&answer, &id).get(),
-                params,
-                "raw error data changed"
-            );
+            let answer = answer(router, &request_text(&id, "fail_raw", &params)).await;
+            let data = data_of(&answer, &id);
+            assert_eq!(data.get(), params, "raw error data changed");
             vec![answer]
         }
         // A batch: the value's answer between two small ones.
@@ -443,10 +423,7 @@ async fn send(
                 echo(&id, value),
                 echo(&small, &Value::Null)
             );
-            let answer = router
-                .respond_with(frame.as_bytes(), &options)
-                .await
-                .expect("an answer");
+            let answer = answer(router, &frame).await;
             let answers: Vec<&RawValue> =
                 serde_json::from_slice(&answer).expect("an array of answers");
             assert_eq!(answers.len(), 3);

@@ -152,19 +152,16 @@ impl Runner for Connection {
 
     fn finish(&self, task: Job, ending: Ending) -> Option<BoxFuture<()>> {
         let body = self.settle(task, ending)?;
-        let shared = &self.shared;
-        if shared.outbox.has_room() {
-            send_answer(shared, body);
-            done(shared);
+        if self.shared.outbox.has_room() {
+            deliver(&self.shared, body);
             return None;
         }
         // The other side is behind: wait for room, unless reading has
         // stopped (then the answer is queued for the final flush at once).
-        let shared = shared.clone();
+        let shared = self.shared.clone();
         Some(Box::pin(async move {
             shared.room().await;
-            send_answer(&shared, body);
-            done(&shared);
+            deliver(&shared, body);
         }))
     }
 }
@@ -175,8 +172,7 @@ impl Connection {
     /// sent at once (the reader waits for room before it reads on).
     pub(super) fn finish_now(&self, task: Job, ending: Ending) {
         if let Some(body) = self.settle(task, ending) {
-            send_answer(&self.shared, body);
-            done(&self.shared);
+            deliver(&self.shared, body);
         }
     }
 
@@ -218,6 +214,12 @@ pub(super) fn send_answer(shared: &Shared, body: bytes::Bytes) {
     if shared.send_now(body).is_err() {
         tracing::debug!("dropping an answer: the connection is closed");
     }
+}
+
+/// Sends a finished request's answer; the request is then done.
+fn deliver(shared: &Shared, body: bytes::Bytes) {
+    send_answer(shared, body);
+    done(shared);
 }
 
 /// One piece of inbound work is over.

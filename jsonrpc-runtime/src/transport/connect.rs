@@ -30,8 +30,11 @@ pub mod kind {
     pub trait Framed: Kind {}
 
     /// A connection that begins with an HTTP request: WebSocket, HTTP, MCP
-    /// Streamable HTTP. It carries request headers.
-    pub trait Web: Kind {}
+    /// Streamable HTTP. It carries request headers, and its target is a URL.
+    pub trait Web: Kind {
+        #[doc(hidden)]
+        fn from_url(url: String) -> Self;
+    }
 
     /// A connection TLS can secure.
     pub trait Secure: Kind {}
@@ -47,8 +50,14 @@ pub mod kind {
             impl sealed::Sealed for $name {}
             #[cfg($cfg)]
             impl Kind for $name {}
-            $(#[cfg($cfg)] impl $trait for $name {})*
+            $(#[cfg($cfg)] impl $trait for $name { kinds!(@body $trait); })*
         )*};
+        (@body Web) => {
+            fn from_url(url: String) -> Self {
+                Self(url)
+            }
+        };
+        (@body $other:ident) => {};
     }
 
     kinds! {
@@ -166,6 +175,14 @@ impl<K: kind::Framed> Connector<K> {
 }
 
 impl<K: kind::Web> Connector<K> {
+    /// A connector to `url`, whose scheme decides TLS: `ws://` or `wss://`
+    /// for WebSocket, `http://` or `https://` for HTTP and MCP Streamable
+    /// HTTP (`http://127.0.0.1:8080/mcp`, say). A URL of another scheme is
+    /// refused by [`connect`](Self::connect).
+    pub fn new(url: impl Into<String>) -> Self {
+        Connector::with_target(K::from_url(url.into()))
+    }
+
     /// Adds a header to the request that opens the connection (the
     /// WebSocket handshake) or to every request (each `POST` over HTTP).
     /// Repeated names are all sent.

@@ -108,11 +108,6 @@ pub type HttpConnector = Connector<kind::Http>;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 impl Connector<kind::Http> {
-    /// A connector to `url` (`http://host:port/path`, or `https://`).
-    pub fn new(url: impl Into<String>) -> Self {
-        Connector::with_target(kind::Http(url.into()))
-    }
-
     /// The transport. Nothing is connected yet (see [`HttpConnector`]).
     ///
     /// # Errors

@@ -134,11 +134,6 @@ pub type McpHttpConnector = Connector<kind::McpHttp>;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
 impl Connector<kind::McpHttp> {
-    /// A connector to the MCP endpoint at `url` (`http://` or `https://`).
-    pub fn new(url: impl Into<String>) -> Self {
-        Connector::with_target(kind::McpHttp(url.into()))
-    }
-
     /// The transport. Nothing is connected yet (see [`McpHttpConnector`]).
     ///
     /// # Errors

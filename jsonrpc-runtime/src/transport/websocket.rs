@@ -102,11 +102,6 @@ pub type WebSocketConnector = Connector<kind::WebSocket>;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
 impl Connector<kind::WebSocket> {
-    /// A connector to `url` (`ws://host:port/path`, or `wss://` for TLS).
-    pub fn new(url: impl Into<String>) -> Self {
-        Connector::with_target(kind::WebSocket(url.into()))
-    }
-
     /// Connects and runs the handshake; for `wss://`, the TLS handshake
     /// first (ALPN `http/1.1`), checking the server's certificate against
     /// the [`tls`](Self::tls) roots and the URL's host.
