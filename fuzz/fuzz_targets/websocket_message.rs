@@ -1,5 +1,5 @@
 //! The WebSocket transport's inbound path, end to end but without a socket:
-//! `Transport::websocket_server` over an in-memory `tokio::io::duplex`, a
+//! `WebSocketAcceptor::handshake` over an in-memory `tokio::io::duplex`, a
 //! fixed client handshake, then client frames built from the input
 //! (fragments, control frames, reserved bits and opcodes, unmasked frames,
 //! bad UTF-8, frames over the cap) and optional raw bytes after them; see
@@ -17,7 +17,7 @@
 
 use futures_util::StreamExt as _;
 use jsonrpc_runtime::codec::{Frame, FrameRefusal};
-use jsonrpc_runtime::transport::OpenOptions;
+use jsonrpc_runtime::transport::{OpenOptions, WebSocketAcceptor};
 use jsonrpc_runtime::transport::TransportError;
 use jsonrpc_runtime::{Config, Transport};
 use libfuzzer_sys::fuzz_target;
@@ -220,7 +220,7 @@ fn close_code(error: &TransportError) -> Option<u16> {
 /// Everything the transport yields, up to and including its first error.
 async fn serve(stream: tokio::io::DuplexStream, max: usize) -> Vec<Result<Frame, TransportError>> {
     let config = Config::default().max_frame_len(max);
-    let mut transport = Transport::websocket_server(stream, &OpenOptions::new(&config))
+    let mut transport = WebSocketAcceptor::handshake(stream, &OpenOptions::new(&config))
         .await
         .expect("the fixed handshake is accepted");
     let mut items = Vec::new();

@@ -81,7 +81,7 @@
 //! | `jsonrpc_runtime::request` | `debug` | a span `request{method, id, connection}` per inbound request, which its handler runs in (so the handler's own events carry it), and an event when it is answered: result or error `code`, `elapsed_us` |
 //! | `jsonrpc_runtime::protocol` | `debug` | every message refused at admission: `id`, `code`, `message`; every HTTP request an HTTP server refuses before reading its messages (the `on_connect` hook's `401`, `413`, `415`): `status`, `reason` |
 //! | `jsonrpc_runtime::call` | `debug` | a span `call{method, id, connection}` per call this side sends, with an event when it is sent and one when it ends: its answer (a result, or the error `code`) or why there was none (`outcome`: timed out or given up, cancelled, connection closed, not sent), with `elapsed_us` |
-//! | `jsonrpc_runtime` | `debug`, `warn`, `error` | connections closing and why; broken framing (`warn`); panicking handlers (`error`) |
+//! | the module's path, under `jsonrpc_runtime_core` (the peer, dispatch) or `jsonrpc_runtime` (transports, servers) | `debug`, `warn`, `error` | connections closing and why; broken framing (`warn`); panicking handlers (`error`) |
 //!
 //! Every transport reports the same way, [`HttpListener`](server::HttpListener)
 //! included: each of its connections has a `connection` number, its `POST`
@@ -89,7 +89,8 @@
 //! body gets its span. (A frame answered in process by
 //! [`Router::respond`] has `connection=0`.)
 //!
-//! `RUST_LOG=jsonrpc_runtime=debug` tells what each request did;
+//! `RUST_LOG=jsonrpc_runtime=debug` tells what each request did (a
+//! target filter matches by prefix, so it takes in `jsonrpc_runtime_core`);
 //! `RUST_LOG=jsonrpc_runtime::wire=trace` shows the traffic (a subscriber
 //! writing to stderr never mixes it into a stdio transport's stdout). With
 //! no subscriber, or these targets off, the cost is one cached check per
@@ -99,53 +100,43 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[macro_use]
-mod cfg;
+extern crate jsonrpc_runtime_core;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-// The modules in alphabetical order (rustfmt's); the layers, bottom up,
-// are: `id`, `codec`, `message` (the wire model, its errors included),
-// `connection`, `policy`, `config`, `trace`, `transport`, `peer`,
-// `context`, `router`, `dispatch`, `openrpc`, `server`; `error` indexes
-// the errors of all of them. A module imports only from those below it.
-pub mod codec;
-pub mod config;
-pub mod connection;
-pub mod context;
-mod dispatch;
+// The portable core (`jsonrpc-runtime-core`) holds the layers up to
+// dispatch: `id`, `codec`, `message`, `connection`, `policy`, `config`,
+// the core of `transport`, `peer`, `context`, `router`, `openrpc`. This
+// crate adds, above them: the transports over sockets and processes
+// (`transport`), `tls`, `server`; `error` indexes the errors of all.
+pub use jsonrpc_runtime_core::{
+    codec, config, connection, context, message, openrpc, peer, policy, router,
+};
 pub mod error;
-mod id;
-pub mod message;
-pub mod openrpc;
-pub mod peer;
-pub mod policy;
-pub mod router;
-mod rt;
 cfg_feature! { "server",
     pub mod server;
 }
 cfg_feature! { "tls",
     pub mod tls;
 }
-mod trace;
 pub mod transport;
 
-pub use self::config::Config;
-pub use self::context::Context;
-pub use self::dispatch::PeerBuilder;
-pub use self::id::Id;
-pub use self::message::{ErrorCode, ErrorObject, RpcError};
-pub use self::peer::{CallError, CloseReason, Peer};
-pub use self::router::{Reply, Router};
-pub use self::transport::Transport;
+// What the transports and servers use of the core's internals (which
+// ones depends on the features on).
+#[allow(unused_imports)]
+use jsonrpc_runtime_core::__seam::{rt, trace};
+
+pub use jsonrpc_runtime_core::{
+    CallError, CloseReason, Config, Context, ErrorCode, ErrorObject, Id, Peer, PeerBuilder, Reply,
+    Router, RpcError, Transport,
+};
 
 /// The `http` crate, whose header, URI and extension types
 /// [`ConnectionInfo`](connection::ConnectionInfo) and the connectors'
-/// `header` use: re-exported so
-/// they need no second version.
-pub use http;
+/// `header` use: re-exported so they need no second version.
+pub use jsonrpc_runtime_core::http;
 
 #[cfg(feature = "macros")]
 #[doc = include_str!("../docs/rpc.md")]

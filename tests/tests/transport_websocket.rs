@@ -15,7 +15,7 @@ use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::{
     OpenOptions, TransportError, WebSocketAcceptor, WebSocketConnector,
 };
-use jsonrpc_runtime::{server::Server, CallError, CloseReason, Config, Peer, Transport};
+use jsonrpc_runtime::{server::Server, CallError, CloseReason, Config, Peer};
 use serde_json::Value;
 use tests::ANSWER_TIMEOUT;
 use tokio::io::AsyncReadExt as _;
@@ -47,7 +47,7 @@ async fn one_connection() -> (SocketAddr, Arc<Notify>, JoinHandle<CloseReason>) 
         async move {
             let (stream, _) = listener.accept().await.unwrap();
             let config = Config::default();
-            let transport = Transport::websocket_server(stream, &OpenOptions::new(&config))
+            let transport = WebSocketAcceptor::handshake(stream, &OpenOptions::new(&config))
                 .await
                 .unwrap();
             let peer = Peer::builder()

@@ -15,7 +15,7 @@ use crate::connection::{ConnectHook, ConnectionInfo, PeerAddr, Refusal};
 /// A [`Listener`](crate::server::Listener) makes one from its config's
 /// [`codec`](crate::Config::codec) and its
 /// [`on_connect`](crate::server::Listener::on_connect) hook; call
-/// [`Transport::websocket_server`](crate::Transport::websocket_server) with
+/// [`WebSocketAcceptor::handshake`](crate::transport::WebSocketAcceptor::handshake) with
 /// one to run a handshake by hand.
 ///
 /// # Examples

@@ -24,7 +24,7 @@ use tokio_util::sync::{CancellationToken, PollSemaphore};
 use super::connect::{kind, scheme_is_secure, Connector};
 use super::{Transport, TransportError};
 use crate::codec::Frame;
-use crate::id::Id;
+use crate::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
 use crate::message::{ErrorCode, ErrorObject};
 

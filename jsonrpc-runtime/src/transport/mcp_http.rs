@@ -29,7 +29,7 @@ use super::http::{
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
 use crate::codec::Frame;
-use crate::id::Id;
+use crate::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
 use crate::policy::CancellationPolicy;
 

@@ -12,7 +12,7 @@ use tokio::process::Command;
 use super::{ChildProcess, ProcessExit, TransportError};
 use crate::codec::{Frame, FrameRefusal};
 use crate::config::Config;
-use crate::id::Id;
+use crate::Id;
 use crate::message::ErrorObject;
 use crate::message::{self, Dialect, Extras, Message, ParseOptions, Parsed, RefusedMessage};
 
@@ -212,11 +212,14 @@ impl RawClient {
         let bytes = match frame {
             Frame::Message(bytes) => bytes,
             Frame::Refused(why) => return Some(Err(RawError::Refused(why))),
+            // A kind of frame added to the core after this client.
+            _ => return Some(Err(RawError::Transport(TransportError::Closed))),
         };
         Some(match Message::parse_bytes(&bytes, &self.options) {
             Parsed::Single(Message::Refused(refusal)) => Err(RawError::Malformed(refusal)),
             Parsed::Single(message) => Ok(message),
             Parsed::Batch(messages) => Err(RawError::Batch(messages.len())),
+            _ => Err(RawError::Batch(0)),
         })
     }
 

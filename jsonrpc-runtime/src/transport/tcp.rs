@@ -13,9 +13,8 @@ use std::net::SocketAddr;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
 use super::connect::{kind, Connector};
-use super::{Acceptor, OpenOptions, Transport, TransportError};
-use crate::codec::FramingCodec;
-use crate::connection::{ConnectionInfo, PeerAddr};
+use super::{set_nodelay, Acceptor, OpenOptions, Transport, TransportError};
+use crate::connection::PeerAddr;
 
 /// Connects to a TCP server (see [`Connector`] for the settings).
 ///
@@ -94,37 +93,6 @@ fn host_of(addr: &str) -> &str {
     match addr.rsplit_once(':') {
         Some((host, port)) if port.parse::<u16>().is_ok() => host,
         _ => addr,
-    }
-}
-
-impl Transport {
-    /// A transport over a connected TCP stream, framed by `codec` (a
-    /// `&Config` converts).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use jsonrpc_runtime::codec::LineCodec;
-    /// use jsonrpc_runtime::Transport;
-    ///
-    /// # async fn run() -> std::io::Result<()> {
-    /// let stream = tokio::net::TcpStream::connect("127.0.0.1:9000").await?;
-    /// let transport = Transport::from_tcp(stream, LineCodec::new());
-    /// # let _ = transport;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn from_tcp(stream: TcpStream, codec: impl Into<FramingCodec>) -> Transport {
-        set_nodelay(&stream);
-        let peer = stream.peer_addr();
-        let (read, write) = stream.into_split();
-        let transport = Transport::from_io(read, write, codec.into());
-        match peer {
-            Ok(addr) => {
-                transport.with_connection(ConnectionInfo::new().with_addr(PeerAddr::Tcp(addr)))
-            }
-            Err(_) => transport,
-        }
     }
 }
 
@@ -209,11 +177,5 @@ impl Acceptor for TcpAcceptor {
         options: &OpenOptions,
     ) -> impl Future<Output = Result<Transport, TransportError>> + Send + 'static {
         std::future::ready(Ok(Transport::from_tcp(stream, options.codec().clone())))
-    }
-}
-
-pub(super) fn set_nodelay(stream: &TcpStream) {
-    if let Err(e) = stream.set_nodelay(true) {
-        tracing::debug!(error = %e, "could not turn off Nagle's algorithm");
     }
 }

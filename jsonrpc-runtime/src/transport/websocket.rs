@@ -128,7 +128,7 @@ impl Connector<kind::WebSocket> {
         let (host, port) = host_and_port(request.uri(), if secure { 443 } else { 80 });
         if !secure {
             let stream = TcpStream::connect((host.as_str(), port)).await?;
-            super::tcp::set_nodelay(&stream);
+            super::set_nodelay(&stream);
             return client_handshake(request, stream, self.max_frame_len).await;
         }
         #[cfg(feature = "tls")]
@@ -136,7 +136,7 @@ impl Connector<kind::WebSocket> {
             let tls = self.tls_for(url)?;
             let name = super::tls::server_name_of(&host)?;
             let stream = TcpStream::connect((host.as_str(), port)).await?;
-            super::tcp::set_nodelay(&stream);
+            super::set_nodelay(&stream);
             let tls = tls.with_default_alpn(&[crate::tls::alpn::HTTP_1_1]);
             let stream = super::tls::connect(tls, name, stream).await?;
             client_handshake(request, stream, self.max_frame_len).await
@@ -152,13 +152,13 @@ impl Connector<kind::WebSocket> {
     /// # Examples
     ///
     /// ```
-    /// use jsonrpc_runtime::transport::{OpenOptions, WebSocketConnector};
+    /// use jsonrpc_runtime::transport::{OpenOptions, WebSocketAcceptor, WebSocketConnector};
     /// use jsonrpc_runtime::{ErrorObject, Peer, Router, Transport};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     /// let server = tokio::spawn(async move {
-    ///     Transport::websocket_server(server_io, &OpenOptions::default()).await
+    ///     WebSocketAcceptor::handshake(server_io, &OpenOptions::default()).await
     /// });
     /// let client = WebSocketConnector::new("ws://localhost/").handshake(client_io).await?;
     /// let router = Router::new().request("ping", |(): (), _| async { Ok::<_, ErrorObject>("pong") });
@@ -198,40 +198,6 @@ impl Connector<kind::WebSocket> {
     }
 }
 
-#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
-impl Transport {
-    /// Runs the server side of a WebSocket handshake over `stream` (an
-    /// accepted TCP or TLS stream), and returns the transport. Any request
-    /// path is accepted. The handshake's path and headers become the
-    /// transport's [`connection`](Transport::connection), and `options`'
-    /// [`on_connect`](OpenOptions::on_connect) hook decides on them: a
-    /// refused client gets the refusal's HTTP status instead of an upgrade.
-    /// Messages are capped at the codec's
-    /// [`max_frame_len`](crate::codec::FramingCodec::max_frame_len).
-    ///
-    /// # Examples
-    ///
-    /// See [`WebSocketConnector::handshake`](Connector::handshake).
-    ///
-    /// # Errors
-    ///
-    /// [`TransportError::WebSocket`] when the client's request is not a
-    /// valid WebSocket handshake or the `on_connect` hook refused it.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping the future drops `stream`.
-    pub async fn websocket_server<S>(
-        stream: S,
-        options: &OpenOptions,
-    ) -> Result<Transport, TransportError>
-    where
-        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
-        server_handshake(stream, options, ConnectionInfo::new()).await
-    }
-}
-
 /// A bound TCP socket that a [`Listener`](crate::server::Listener) accepts
 /// WebSocket connections from. The handshake runs on each connection's own
 /// task, limited by [`handshake_timeout`](Self::handshake_timeout).
@@ -265,6 +231,39 @@ pub struct WebSocketAcceptor {
     /// The TLS settings for `wss://`, with ALPN `http/1.1`.
     #[cfg(feature = "tls")]
     tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl WebSocketAcceptor {
+    /// Runs the server side of a WebSocket handshake over `stream` (an
+    /// accepted TCP or TLS stream), and returns the transport. Any request
+    /// path is accepted. The handshake's path and headers become the
+    /// transport's [`connection`](Transport::connection), and `options`'
+    /// [`on_connect`](OpenOptions::on_connect) hook decides on them: a
+    /// refused client gets the refusal's HTTP status instead of an upgrade.
+    /// Messages are capped at the codec's
+    /// [`max_frame_len`](crate::codec::FramingCodec::max_frame_len).
+    ///
+    /// # Examples
+    ///
+    /// See [`WebSocketConnector::handshake`](Connector::handshake).
+    ///
+    /// # Errors
+    ///
+    /// [`TransportError::WebSocket`] when the client's request is not a
+    /// valid WebSocket handshake or the `on_connect` hook refused it.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops `stream`.
+    pub async fn handshake<S>(
+        stream: S,
+        options: &OpenOptions,
+    ) -> Result<Transport, TransportError>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        server_handshake(stream, options, ConnectionInfo::new()).await
+    }
 }
 
 impl WebSocketAcceptor {

@@ -25,7 +25,7 @@ use super::session::{
 use super::{Options, SessionClose};
 use crate::config::Config;
 use crate::connection::{CallerSlot, ConnectionInfo, PeerAddr};
-use crate::id::Id;
+use crate::Id;
 use crate::message::ErrorObject;
 use crate::message::{self, Batches, Classified, ClassifiedFrame, Dialect, ParseOptions};
 use crate::peer::Peer;

@@ -29,7 +29,7 @@ use tokio_util::sync::PollSender;
 use super::Options;
 use crate::codec::Frame as InboundFrame;
 use crate::connection::{CallerSlot, ConnectionInfo};
-use crate::id::Id;
+use crate::Id;
 use crate::message::{self, Dialect};
 use crate::message::{ErrorCode, ErrorObject};
 use crate::policy::ProgressPolicy;

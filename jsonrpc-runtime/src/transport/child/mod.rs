@@ -326,11 +326,7 @@ impl ChildProcess {
     /// the child.
     pub async fn shutdown(self, grace: Duration) -> io::Result<ProcessExit> {
         let ChildProcess { transport, handle } = self;
-        let Transport {
-            mut inbound,
-            mut outbound,
-            ..
-        } = transport;
+        let (mut inbound, mut outbound) = transport.into_halves();
         // Flush what the caller sent, then close stdin. A child that does
         // not read its stdin cannot hold this up past the grace.
         let deadline = crate::rt::Instant::now() + grace;

@@ -49,7 +49,7 @@ impl fmt::Display for PeerAddr {
 /// connections that began with an HTTP request (a WebSocket handshake, each
 /// `POST` of JSON-RPC over HTTP) the request's URI and headers. It also
 /// carries typed state that a listener's `on_connect` hook (such as
-/// [`Listener::on_connect`](crate::server::Listener::on_connect)) attached,
+/// `server::Listener::on_connect`) attached,
 /// such as the authenticated user.
 ///
 /// Every peer has one: [`Peer::connection`](crate::Peer::connection). For
@@ -203,7 +203,7 @@ impl ConnectionInfo {
     /// Says who the caller is, for state that belongs to one caller: a
     /// listener's `on_connect` hook that checked a credential sets it (a user name, an account id, a token's subject).
     /// The runtime compares identities and nothing more: an MCP session
-    /// ([`McpHttpListener`](crate::server::McpHttpListener)) belongs to the
+    /// (`server::McpHttpListener`) belongs to the
     /// identity that sent its `initialize`, and a request with another one
     /// (or none, where the session has one) is answered as if the session
     /// did not exist. Two callers with the same identity are the same
@@ -263,14 +263,14 @@ impl ConnectionInfo {
     }
 
     /// The identity, shared.
-    #[cfg(feature = "mcp-http")]
-    pub(crate) fn shared_identity(&self) -> Option<Arc<str>> {
+    #[doc(hidden)]
+    pub fn shared_identity(&self) -> Option<Arc<str>> {
         self.identity.clone()
     }
 
     /// Fills in the address where none is known yet.
-    #[cfg(feature = "server")]
-    pub(crate) fn set_addr_if_unknown(&mut self, addr: &PeerAddr) {
+    #[doc(hidden)]
+    pub fn set_addr_if_unknown(&mut self, addr: &PeerAddr) {
         if self.addr.is_none() {
             self.addr = Some(addr.clone());
         }
@@ -404,8 +404,10 @@ impl fmt::Display for Refusal {
 /// requests of an MCP session over HTTP) leaves the caller of the frame it
 /// just yielded, for the peer reading it to hand to that frame's handlers
 /// ([`Context::caller`](crate::Context::caller)).
-pub(crate) type CallerSlot = Arc<std::sync::Mutex<Option<Arc<ConnectionInfo>>>>;
+#[doc(hidden)]
+pub type CallerSlot = Arc<std::sync::Mutex<Option<Arc<ConnectionInfo>>>>;
 
 /// The hook a listener's `on_connect` installs: it vets each connection
 /// before its first message is read.
-pub(crate) type ConnectHook = Arc<dyn Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync>;
+#[doc(hidden)]
+pub type ConnectHook = Arc<dyn Fn(&mut ConnectionInfo) -> Result<(), Refusal> + Send + Sync>;

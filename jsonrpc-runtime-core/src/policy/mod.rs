@@ -52,10 +52,12 @@ type Name = Cow<'static, str>;
 /// ```
 #[derive(Debug, Clone)]
 pub struct CancellationPolicy {
-    pub(crate) method: Name,
+    #[doc(hidden)]
+    pub method: Name,
     pub(crate) id_member: Name,
     pub(crate) reason_member: Option<Name>,
-    pub(crate) answer: Option<ErrorObject>,
+    #[doc(hidden)]
+    pub answer: Option<ErrorObject>,
     pub(crate) protected: Vec<Name>,
     pub(crate) abort_handler: bool,
     pub(crate) shape: Option<CancelShape>,
@@ -144,7 +146,8 @@ impl CancellationPolicy {
         self
     }
 
-    pub(crate) fn is_protected(&self, method: &str) -> bool {
+    #[doc(hidden)]
+    pub fn is_protected(&self, method: &str) -> bool {
         self.protected.iter().any(|m| m == method)
     }
 
@@ -165,7 +168,8 @@ impl CancellationPolicy {
     }
 
     /// The id a cancellation's params name.
-    pub(crate) fn target(&self, params: Option<RawJson<'_>>) -> Option<Id> {
+    #[doc(hidden)]
+    pub fn target(&self, params: Option<RawJson<'_>>) -> Option<Id> {
         let params: Value = serde_json::from_str(params?.get()).ok()?;
         if let Some(shape) = &self.shape {
             return (shape.decode)(&params);
@@ -219,7 +223,8 @@ impl CancellationPolicy {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ProgressPolicy {
-    pub(crate) method: Name,
+    #[doc(hidden)]
+    pub method: Name,
     pub(crate) token_member: Name,
     /// `Some`: the value sits under this member; `None`: the value's own
     /// members sit next to the token.
@@ -361,7 +366,8 @@ impl ProgressPolicy {
     }
 
     /// Splits a progress notification into its token and value.
-    pub(crate) fn parse(&self, params: Option<RawJson<'_>>) -> Option<(Id, Value)> {
+    #[doc(hidden)]
+    pub fn parse(&self, params: Option<RawJson<'_>>) -> Option<(Id, Value)> {
         let Value::Object(mut members) = serde_json::from_str(params?.get()).ok()? else {
             return None;
         };
@@ -374,7 +380,8 @@ impl ProgressPolicy {
     }
 
     /// The progress and partial-result tokens an inbound request carries.
-    pub(crate) fn tokens(&self, params: Option<RawJson<'_>>) -> (Option<Id>, Option<Id>) {
+    #[doc(hidden)]
+    pub fn tokens(&self, params: Option<RawJson<'_>>) -> (Option<Id>, Option<Id>) {
         let Some(raw) = params else {
             return (None, None);
         };

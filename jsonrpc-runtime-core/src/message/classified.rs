@@ -12,8 +12,12 @@ use crate::id::Id;
 use crate::message::ErrorObject;
 
 /// One classified message, borrowing from its frame.
+// Public only for `jsonrpc-runtime`'s HTTP transports and MCP server
+// (hidden at its re-export): they read the classified messages, never
+// their extras.
+#[allow(missing_docs, private_interfaces)]
 #[derive(Debug)]
-pub(crate) enum Classified<'a> {
+pub enum Classified<'a> {
     Request {
         id: Id,
         method: Cow<'a, str>,
@@ -37,7 +41,7 @@ pub(crate) enum Classified<'a> {
         error: ErrorObject,
     },
     /// A malformed response that is never answered (see
-    /// [`Responses::NeverAnswered`]); a call waiting on `id` fails.
+    /// [`Responses::NeverAnswered`](crate::message::Responses::NeverAnswered)); a call waiting on `id` fails.
     Ignored {
         id: Option<Id>,
         error: ErrorObject,
@@ -46,8 +50,9 @@ pub(crate) enum Classified<'a> {
 }
 
 /// A classified frame: one message or a batch.
+#[allow(missing_docs)]
 #[derive(Debug)]
-pub(crate) enum ClassifiedFrame<'a> {
+pub enum ClassifiedFrame<'a> {
     Single(Classified<'a>),
     Batch(Vec<Classified<'a>>),
 }

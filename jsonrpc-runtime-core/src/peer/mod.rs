@@ -179,7 +179,8 @@ pub(crate) struct Shared {
 /// A number for a new connection, unique in the process: the `connection`
 /// field of the runtime's `tracing` events (peers, and each connection of an
 /// HTTP server).
-pub(crate) fn next_connection_number() -> u64 {
+#[doc(hidden)]
+pub fn next_connection_number() -> u64 {
     static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
     CONNECTIONS.fetch_add(1, Ordering::Relaxed)
 }

@@ -93,7 +93,8 @@ impl Router {
     /// each message first (the HTTP server builds one per `POST`), and
     /// `number` is the connection's in the `tracing` events (0 when there
     /// is none, as for the public `respond` methods).
-    pub(crate) async fn respond_in(
+    #[doc(hidden)]
+    pub async fn respond_in(
         &self,
         frame: &[u8],
         options: &ParseOptions,

@@ -22,7 +22,7 @@ pub enum TransportError {
     Invalid(String),
     /// The child process at the other end exited (its stdout ended, or it
     /// stopped reading its stdin): its exit status and what it wrote to
-    /// stderr. See [`ChildProcess`](crate::transport::ChildProcess).
+    /// stderr. See `transport::ChildProcess`.
     #[error("{0}")]
     ProcessExited(ProcessExit),
     /// The WebSocket connection failed: its handshake, a protocol violation,
@@ -141,8 +141,8 @@ impl ProcessExit {
     /// How many bytes of a child's stderr are kept: 64 KiB.
     pub const STDERR_CAPTURE_LIMIT: usize = 64 * 1024;
 
-    #[cfg(feature = "child")]
-    pub(crate) fn new(
+    #[doc(hidden)]
+    pub fn new(
         status: std::process::ExitStatus,
         stderr: String,
         stderr_truncated: bool,
@@ -207,8 +207,8 @@ pub struct WebSocketError {
 
 impl WebSocketError {
     /// A failure described by `message`, caused by `source` when known.
-    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-    pub(crate) fn new(
+    #[doc(hidden)]
+    pub fn new(
         message: impl Into<String>,
         close_code: Option<u16>,
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
@@ -268,7 +268,8 @@ impl From<TransportError> for std::io::Error {
 impl TransportError {
     /// An error from a TLS handshake: rustls' own reason or a timeout when
     /// it is one, else the I/O error (the connection was reset).
-    pub(crate) fn from_tls_io(e: std::io::Error) -> TransportError {
+    #[doc(hidden)]
+    pub fn from_tls_io(e: std::io::Error) -> TransportError {
         let typed = e
             .get_ref()
             .is_some_and(|inner| inner.is::<rustls::Error>() || inner.is::<TlsError>());

@@ -25,7 +25,7 @@ use crate::id::Id;
 use crate::message::ErrorObject;
 
 /// A frame read from the other side.
-pub(crate) fn frame_in(connection: u64, frame: &Frame) {
+pub fn frame_in(connection: u64, frame: &Frame) {
     match frame {
         Frame::Message(bytes) => tracing::trace!(
             target: "jsonrpc_runtime::wire",
@@ -43,7 +43,7 @@ pub(crate) fn frame_in(connection: u64, frame: &Frame) {
 }
 
 /// A frame handed to the transport.
-pub(crate) fn frame_out(connection: u64, frame: &[u8]) {
+pub fn frame_out(connection: u64, frame: &[u8]) {
     tracing::trace!(
         target: "jsonrpc_runtime::wire",
         connection,
@@ -207,8 +207,7 @@ pub(crate) fn refused(connection: u64, id: &Id, error: &ErrorObject) {
 /// An HTTP request refused before any of its messages was read: by the
 /// config's `on_connect` hook (`401`, `403`), or for its body (`413`,
 /// `415`).
-#[cfg(feature = "http")]
-pub(crate) fn http_refused(connection: u64, status: http::StatusCode, reason: &str) {
+pub fn http_refused(connection: u64, status: http::StatusCode, reason: &str) {
     tracing::debug!(
         target: "jsonrpc_runtime::protocol",
         connection,

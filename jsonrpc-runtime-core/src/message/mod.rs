@@ -52,13 +52,22 @@ pub(crate) mod scan;
 mod strict;
 
 pub(crate) use self::classify::{
-    classify_frame, classify_frame_decoding, decode_prefix, Classified, ClassifiedFrame,
-    DecodeParams, RawExtras, KNOWN_KEYS,
+    classify_frame_decoding, decode_prefix, DecodeParams, RawExtras, KNOWN_KEYS,
 };
+// Hidden: `jsonrpc-runtime`'s HTTP transports classify and answer frames
+// themselves.
+#[doc(hidden)]
+pub use self::classified::{Classified, ClassifiedFrame};
+#[doc(hidden)]
+pub use self::classify::classify_frame;
 pub use self::error::{ErrorCode, ErrorObject, ErrorStage, RpcError};
-pub(crate) use self::raw::{DecodedParams, RawJson};
+pub(crate) use self::raw::DecodedParams;
+#[doc(hidden)]
+pub use self::raw::RawJson;
 
-pub(crate) use self::encode::{call_body, error_response, response, BatchAnswers};
+pub(crate) use self::encode::BatchAnswers;
+#[doc(hidden)]
+pub use self::encode::{call_body, error_response, response};
 use self::encode::{write_call, write_error, write_result};
 
 /// Top-level members that are not part of the JSON-RPC envelope, such as a

@@ -14,8 +14,9 @@ use serde_json::value::RawValue;
 /// [`Message`](super::Message), a tower layer's request). So the hot path
 /// validates the value once, by the classifier's scanner, instead of once
 /// more to make a `RawValue`.
+#[allow(private_interfaces)]
 #[derive(Clone, Copy)]
-pub(crate) enum RawJson<'a> {
+pub enum RawJson<'a> {
     /// Read by the classifier's scanner.
     Scanned(&'a str),
     /// Read by serde_json (the general path, or a caller's `RawValue`).

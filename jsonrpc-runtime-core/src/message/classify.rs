@@ -47,7 +47,7 @@ macro_rules! serde_other_scalars {
 
 /// Classifies one frame's text: the common shape by the scanner, the rest
 /// by the general path.
-pub(crate) fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
+pub fn classify_frame<'a>(text: &'a str, options: &ParseOptions) -> ClassifiedFrame<'a> {
     if text.len() <= SCAN_MAX {
         if let Some(classified) = scan(text, options) {
             return ClassifiedFrame::Single(classified);

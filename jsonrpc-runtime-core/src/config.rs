@@ -45,9 +45,11 @@ type GateFactory = Arc<dyn Fn() -> Box<dyn Gate> + Send + Sync>;
 pub struct Config {
     pub(crate) parse: ParseOptions,
     pub(crate) framing: Framing,
-    pub(crate) max_frame_len: usize,
+    #[doc(hidden)]
+    pub max_frame_len: usize,
     pub(crate) unknown_method: UnknownMethod,
-    pub(crate) gate: Option<GateFactory>,
+    #[doc(hidden)]
+    pub gate: Option<GateFactory>,
     pub(crate) max_in_flight: Option<usize>,
     pub(crate) max_queued: usize,
     pub(crate) request_timeout: Option<Duration>,
@@ -55,8 +57,10 @@ pub struct Config {
     pub(crate) max_parked_bytes: usize,
     pub(crate) shared_budget: Option<SharedBudget>,
     pub(crate) id_strategy: IdStrategy,
-    pub(crate) cancellation: Option<CancellationPolicy>,
-    pub(crate) progress: Option<ProgressPolicy>,
+    #[doc(hidden)]
+    pub cancellation: Option<CancellationPolicy>,
+    #[doc(hidden)]
+    pub progress: Option<ProgressPolicy>,
     pub(crate) progress_resets_timeout: bool,
     pub(crate) lifecycle: Option<Lifecycle>,
     pub(crate) ping: Option<std::borrow::Cow<'static, str>>,

@@ -133,7 +133,7 @@ impl Context {
     }
 
     /// Who sent the message in hand. For an MCP session over HTTP
-    /// ([`McpHttpListener`](crate::server::McpHttpListener)),
+    /// (`server::McpHttpListener`),
     /// [`connection`](Self::connection) is the caller of the session's
     /// `initialize` and this is the `POST` that carried this message: its
     /// address, headers (a refreshed token, say) and the state the

@@ -29,8 +29,10 @@ pub(crate) const RETAINED_BUFFER: usize = 64 * 1024;
 /// change the message (a newline inside a newline-delimited frame).
 type Direct = fn(&[u8], &mut BytesMut) -> Option<&'static [u8]>;
 
-/// A sink of outbound messages over `W`, framed by `C`.
-pub(crate) struct FrameWriter<W, C> {
+/// A sink of outbound messages over `W`, framed by `C`. Public (hidden)
+/// for `jsonrpc-runtime`'s child-process transport.
+#[allow(missing_debug_implementations)]
+pub struct FrameWriter<W, C> {
     io: Pin<Box<W>>,
     /// Boxed, so the writer is `Unpin` whatever the framer.
     codec: Box<C>,
@@ -43,7 +45,7 @@ pub(crate) struct FrameWriter<W, C> {
 }
 
 impl<W, C: 'static> FrameWriter<W, C> {
-    pub(crate) fn new(io: W, codec: C) -> Self {
+    pub fn new(io: W, codec: C) -> Self {
         FrameWriter {
             io: Box::pin(io),
             direct: direct_for(&codec),

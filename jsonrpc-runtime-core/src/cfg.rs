@@ -1,8 +1,12 @@
 //! Items that exist only with a cargo feature, marked so in the docs: one
-//! macro instead of a pair of attributes on each item.
+//! macro instead of a pair of attributes on each item. Exported (hidden)
+//! for `jsonrpc-runtime`: a `cfg` in an expansion reads the features of
+//! the crate that calls it.
 
 /// `cfg_feature! { "tcp", items... }`: each item compiled with the feature
 /// on, and shown in the docs as needing it.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! cfg_feature {
     ($feature:literal, $($item:item)*) => {
         $(
@@ -15,6 +19,8 @@ macro_rules! cfg_feature {
 
 /// `cfg_unix! { items... }`: Unix domain sockets, on Unix with the `unix`
 /// feature.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! cfg_unix {
     ($($item:item)*) => {
         $(

@@ -8,8 +8,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-pub(crate) use tokio::task::JoinHandle;
-pub(crate) use tokio::time::{Instant, Sleep, Timeout};
+pub use tokio::task::JoinHandle;
+pub use tokio::time::{Instant, Sleep, Timeout};
 
 /// Runs `future` as a task of its own.
 ///
@@ -18,7 +18,7 @@ pub(crate) use tokio::time::{Instant, Sleep, Timeout};
 /// Outside a runtime.
 #[inline]
 #[track_caller]
-pub(crate) fn spawn<F>(future: F) -> JoinHandle<F::Output>
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -28,25 +28,24 @@ where
 
 /// A future that ends after `duration`.
 #[inline]
-pub(crate) fn sleep(duration: Duration) -> Sleep {
+pub fn sleep(duration: Duration) -> Sleep {
     tokio::time::sleep(duration)
 }
 
 /// A future that ends at `deadline`.
 #[inline]
-pub(crate) fn sleep_until(deadline: Instant) -> Sleep {
+pub fn sleep_until(deadline: Instant) -> Sleep {
     tokio::time::sleep_until(deadline)
 }
 
 /// `future`, given up after `duration`.
 #[inline]
-pub(crate) fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     tokio::time::timeout(duration, future)
 }
 
 /// `future`, given up at `deadline`.
-#[cfg(feature = "child")]
 #[inline]
-pub(crate) fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     tokio::time::timeout_at(deadline, future)
 }

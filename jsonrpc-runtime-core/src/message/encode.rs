@@ -188,7 +188,7 @@ pub(crate) fn encode_with(
 }
 
 /// A request (`id` given) or a notification, as bytes.
-pub(crate) fn call_body<P: serde::Serialize + ?Sized>(
+pub fn call_body<P: serde::Serialize + ?Sized>(
     dialect: Dialect,
     id: Option<&Id>,
     method: &str,
@@ -204,7 +204,7 @@ pub(crate) fn call_body<P: serde::Serialize + ?Sized>(
 /// produce an answer: a result that cannot be encoded becomes a -32603
 /// answer saying why, and an error whose data cannot be encoded goes out
 /// bare.
-pub(crate) fn response<T: serde::Serialize + ?Sized>(
+pub fn response<T: serde::Serialize + ?Sized>(
     dialect: Dialect,
     id: &Id,
     outcome: Result<&T, &ErrorObject>,
@@ -236,7 +236,7 @@ pub(crate) fn response<T: serde::Serialize + ?Sized>(
 }
 
 /// An error response, as bytes (see [`response`]).
-pub(crate) fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Bytes {
+pub fn error_response(dialect: Dialect, id: &Id, error: &ErrorObject) -> Bytes {
     response::<()>(dialect, id, Err(error)).unwrap_or_else(|body| body)
 }
 
