@@ -472,14 +472,14 @@ impl ProgressSink {
         let params = policy
             .params(token, value)
             .map_err(|e| SendError::InvalidParams(serde::ser::Error::custom(e.message)))?;
-        let body = crate::message::call_body(
-            shared.dialect,
-            None,
-            &policy.method,
-            Some(&params),
-            &crate::message::Extras::new(),
-        )
-        .map_err(SendError::InvalidParams)?;
+        let body = shared
+            .message_frame(
+                None,
+                &policy.method,
+                &params,
+                &crate::message::Extras::new(),
+            )
+            .map_err(SendError::InvalidParams)?;
         // Advisory: a report never waits for room, it fails instead.
         if !shared.outbox.has_room() {
             return Err(SendError::Full);

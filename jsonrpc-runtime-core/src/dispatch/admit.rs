@@ -281,7 +281,7 @@ impl Reader {
     /// Step 6: room for one more request.
     fn capacity(&self) -> Option<ErrorObject> {
         let shared = &self.connection.shared;
-        (shared.active.load(Ordering::Acquire) >= shared.config.max_queued)
+        (shared.active_work() >= shared.config.max_queued)
             .then(|| overloaded(format_args!("too many requests waiting")))
     }
 
@@ -369,7 +369,7 @@ impl Reader {
                 .cancellable()
                 .insert(id.clone(), (*cancel).clone());
         }
-        shared.active.fetch_add(1, Ordering::AcqRel);
+        shared.work_started();
         if let Some(batch) = batch {
             batch.hold();
         }
@@ -460,11 +460,11 @@ impl Reader {
         // without bound. Responses stay unread meanwhile, which can only
         // matter to a handler that both waits on a call and sits behind
         // `max_queued` other messages.
-        if shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+        if shared.active_work() >= shared.config.max_queued {
             // The running work may wait on what this reader has queued.
             shared.outbox.release();
             let _waiting = shared.waiting_for_idle();
-            while shared.active.load(Ordering::Acquire) >= shared.config.max_queued {
+            while shared.active_work() >= shared.config.max_queued {
                 if shared.close_was_requested() {
                     return tracing::debug!(
                         method,
@@ -474,7 +474,7 @@ impl Reader {
                 shared.idle.notified().await;
             }
         }
-        shared.active.fetch_add(1, Ordering::AcqRel);
+        shared.work_started();
         self.notification_seq += 1;
         let job = NotificationJob {
             seq: self.notification_seq,
@@ -485,7 +485,7 @@ impl Reader {
         waiting.fetch_add(1, Ordering::AcqRel);
         if self.notifications.send(job).is_err() {
             waiting.fetch_sub(1, Ordering::AcqRel);
-            shared.active.fetch_sub(1, Ordering::AcqRel);
+            shared.work_done();
         }
     }
 

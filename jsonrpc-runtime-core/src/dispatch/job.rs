@@ -203,7 +203,7 @@ impl Connection {
             None => body,
         };
         if body.is_none() {
-            done(shared);
+            shared.work_done();
         }
         body
     }
@@ -219,13 +219,7 @@ pub(super) fn send_answer(shared: &Shared, body: bytes::Bytes) {
 /// Sends a finished request's answer; the request is then done.
 fn deliver(shared: &Shared, body: bytes::Bytes) {
     send_answer(shared, body);
-    done(shared);
-}
-
-/// One piece of inbound work is over.
-fn done(shared: &Shared) {
-    shared.active.fetch_sub(1, Ordering::AcqRel);
-    shared.wake_idle();
+    shared.work_done();
 }
 
 /// A notification admitted and waiting for the worker.
@@ -257,6 +251,6 @@ pub(super) async fn notification_worker(
         connection
             .notifications_waiting
             .fetch_sub(1, Ordering::AcqRel);
-        done(shared);
+        shared.work_done();
     }
 }

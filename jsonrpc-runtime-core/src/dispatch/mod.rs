@@ -31,7 +31,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::Duration;
@@ -374,7 +373,7 @@ async fn shut_down(
     // unless (or until) this side asks to close.
     if !matches!(reason, CloseReason::Local) {
         let _waiting = shared.waiting_for_idle();
-        while shared.active.load(Ordering::Acquire) > 0 {
+        while shared.active_work() > 0 {
             tokio::select! {
                 biased;
                 _ = shared.close_requested.cancelled(), if !shared.close_requested.is_cancelled() => {}
@@ -387,7 +386,7 @@ async fn shut_down(
     drop(reader);
     let _ = worker.await;
     let waiting = shared.waiting_for_idle();
-    while shared.active.load(Ordering::Acquire) > 0 {
+    while shared.active_work() > 0 {
         shared.idle.notified().await;
     }
     drop(waiting);
@@ -423,5 +422,5 @@ fn report_failure(shared: &Shared, error: &TransportError) {
 }
 
 fn is_idle(shared: &Shared) -> bool {
-    shared.active.load(Ordering::Acquire) == 0 && shared.pending.is_empty()
+    shared.active_work() == 0 && shared.pending.is_empty()
 }

@@ -9,6 +9,8 @@ use serde::Serialize;
 use super::pending::{Receiver, RegisterError, TypedSlot};
 use super::{Call, CallError, Outcome, Peer, ProgressCall, SendError, Shared};
 use crate::config::{IdKind, IdStrategy};
+use bytes::Bytes;
+
 use crate::id::Id;
 use crate::message::Extras;
 use crate::message::RpcError;
@@ -54,6 +56,35 @@ impl IdSource {
 }
 
 impl Shared {
+    /// A request's frame: the one place this side builds an outbound
+    /// request. Its extras are the call's own when it has them, else the
+    /// config's for `id`.
+    #[inline]
+    pub(crate) fn request_frame<P: Serialize + ?Sized>(
+        &self,
+        id: &Id,
+        method: &str,
+        params: &P,
+        extras: Option<&Extras>,
+    ) -> Result<Bytes, serde_json::Error> {
+        let extras = self.config.request_extras(id, extras);
+        crate::message::call_body(self.dialect, Some(id), method, Some(params), &extras)
+    }
+
+    /// A notification's frame (with `id`, a request nothing waits for),
+    /// with exactly `extras`: the one place this side builds every other
+    /// outbound message.
+    #[inline]
+    pub(crate) fn message_frame<P: Serialize + ?Sized>(
+        &self,
+        id: Option<&Id>,
+        method: &str,
+        params: &P,
+        extras: &Extras,
+    ) -> Result<Bytes, serde_json::Error> {
+        crate::message::call_body(self.dialect, id, method, Some(params), extras)
+    }
+
     /// Registers a call waiting for the answer to `id` (before its frame is
     /// written): its receiver, and whether it is the only call waiting.
     pub(super) fn register<R, E>(
@@ -81,14 +112,9 @@ impl Shared {
             return Err(SendError::NoCancellationPolicy);
         };
         let params = policy.params(id, reason);
-        let body = crate::message::call_body(
-            self.dialect,
-            None,
-            &policy.method,
-            Some(&params),
-            &Extras::new(),
-        )
-        .map_err(SendError::InvalidParams)?;
+        let body = self
+            .message_frame(None, &policy.method, &params, &Extras::new())
+            .map_err(SendError::InvalidParams)?;
         // Not held to the budget: one small frame per call given up on.
         let sent = self.send_now(body);
         if policy.answer.is_none() {
@@ -143,6 +169,35 @@ impl CallOptions {
         self.extras = Some(extras);
         self
     }
+}
+
+/// The waiting core of the three call futures ([`CallFuture`],
+/// [`PendingCall`], [`ProgressCall::result`]): the answer once it has come
+/// (`Closed` when the connection closed first), or `TimedOut`, the call
+/// given up on, once `expired` says its time is up.
+///
+/// [`CallFuture`]: super::CallFuture
+/// [`PendingCall`]: super::PendingCall
+/// [`ProgressCall::result`]: super::ProgressCall::result
+pub(super) fn poll_answer<R, E>(
+    shared: &Shared,
+    id: &Id,
+    rx: &mut Receiver<R, E>,
+    cx: &mut std::task::Context<'_>,
+    expired: impl FnOnce(&mut std::task::Context<'_>) -> bool,
+) -> std::task::Poll<Result<R, CallError<E>>> {
+    use std::future::Future as _;
+    if let std::task::Poll::Ready(answer) = std::pin::Pin::new(rx).poll(cx) {
+        shared.wake_idle();
+        return std::task::Poll::Ready(
+            answer.unwrap_or_else(|_| Err(CallError::Closed(shared.reason_or_local()))),
+        );
+    }
+    if !expired(cx) {
+        return std::task::Poll::Pending;
+    }
+    forget_call(shared, id);
+    std::task::Poll::Ready(Err(CallError::TimedOut))
 }
 
 /// Gives up on a call dropped (or timed out) before its answer: removes its
@@ -369,14 +424,9 @@ impl Peer {
             }
             None => None,
         };
-        let body = crate::message::call_body(
-            shared.dialect,
-            Some(&id),
-            method,
-            Some(&params),
-            &shared.config.request_extras(&id, options.extras.as_ref()),
-        )
-        .map_err(CallError::InvalidParams)?;
+        let body = shared
+            .request_frame(&id, method, &params, options.extras.as_ref())
+            .map_err(CallError::InvalidParams)?;
         let (rx, _) = shared.register::<R, E>(&id, method)?;
         // Before the frame goes out: its answer must find the stream.
         shared.progress_call_made();
@@ -441,9 +491,10 @@ impl Peer {
         params: impl Serialize,
         extras: &Extras,
     ) -> Result<(), SendError> {
-        let body =
-            crate::message::call_body(self.shared.dialect, None, method, Some(&params), extras)
-                .map_err(SendError::InvalidParams)?;
+        let body = self
+            .shared
+            .message_frame(None, method, &params, extras)
+            .map_err(SendError::InvalidParams)?;
         drop(params);
         self.shared.send(body).await
     }
@@ -467,14 +518,10 @@ impl Peer {
         params: impl Serialize,
         extras: &Extras,
     ) -> Result<(), SendError> {
-        let body = crate::message::call_body(
-            self.shared.dialect,
-            Some(&id),
-            method,
-            Some(&params),
-            extras,
-        )
-        .map_err(SendError::InvalidParams)?;
+        let body = self
+            .shared
+            .message_frame(Some(&id), method, &params, extras)
+            .map_err(SendError::InvalidParams)?;
         drop(params);
         self.shared.send(body).await
     }

@@ -21,7 +21,7 @@ use crate::rt::Sleep;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::call::forget_call;
+use super::call::{forget_call, poll_answer};
 use super::pending::Receiver;
 use super::{CallError, CallOptions, Peer, SendError, Shared};
 use crate::id::Id;
@@ -218,15 +218,8 @@ where
             return self.through(stack.clone());
         }
         let id = shared.ids.next();
-        let body = crate::message::call_body(
-            shared.dialect,
-            Some(&id),
-            self.method,
-            Some(&self.params),
-            &shared
-                .config
-                .request_extras(&id, self.options.extras.as_ref()),
-        );
+        let body =
+            shared.request_frame(&id, self.method, &self.params, self.options.extras.as_ref());
         drop(self.params);
         let timeout = self
             .options
@@ -293,14 +286,9 @@ impl Shared {
         R: DeserializeOwned + Send + 'static,
         E: RpcError + Send + 'static,
     {
-        let body = crate::message::call_body(
-            self.dialect,
-            Some(id),
-            method,
-            Some(params),
-            &self.config.request_extras(id, options.extras.as_ref()),
-        )
-        .map_err(CallError::InvalidParams)?;
+        let body = self
+            .request_frame(id, method, params, options.extras.as_ref())
+            .map_err(CallError::InvalidParams)?;
         let (rx, _) = self.register::<R, E>(id, method)?;
         if self.send_now(body).is_err() {
             self.pending.remove(id);
@@ -449,24 +437,7 @@ where
                     sleep,
                     lent,
                 } => {
-                    let answer = match Pin::new(rx).poll(cx) {
-                        Poll::Ready(answer) => {
-                            shared.wake_idle();
-                            answer.unwrap_or_else(|_| {
-                                Err(CallError::Closed(shared.reason_or_local()))
-                            })
-                        }
-                        Poll::Pending => {
-                            let expired = sleep
-                                .as_mut()
-                                .is_some_and(|sleep| sleep.as_mut().poll(cx).is_ready());
-                            if !expired {
-                                return Poll::Pending;
-                            }
-                            forget_call(shared, id);
-                            Err(CallError::TimedOut)
-                        }
-                    };
+                    let answer = ready!(poll_answer(shared, id, rx, cx, |cx| expired(sleep, cx)));
                     if *lent {
                         let slot = peer.in_flight.as_ref();
                         this.state = State::Reclaim {
@@ -591,23 +562,12 @@ where
                 Started::Failed(error) => Err(error),
                 _ => unreachable!("matched above"),
             },
-            Started::Waiting(rx) => match Pin::new(rx).poll(cx) {
-                Poll::Ready(answer) => {
-                    this.shared.wake_idle();
-                    answer.unwrap_or_else(|_| Err(CallError::Closed(this.shared.reason_or_local())))
-                }
-                Poll::Pending => {
-                    let expired = this
-                        .sleep
-                        .as_mut()
-                        .is_some_and(|sleep| sleep.as_mut().poll(cx).is_ready());
-                    if !expired {
-                        return Poll::Pending;
-                    }
-                    forget_call(&this.shared, &this.id);
-                    Err(CallError::TimedOut)
-                }
-            },
+            Started::Waiting(rx) => {
+                let sleep = &mut this.sleep;
+                ready!(poll_answer(&this.shared, &this.id, rx, cx, |cx| expired(
+                    sleep, cx
+                )))
+            }
             Started::Done => panic!("`PendingCall` polled after completion"),
         };
         this.state = Started::Done;
@@ -621,4 +581,11 @@ impl<R, E> Drop for PendingCall<R, E> {
             forget_call(&self.shared, &self.id);
         }
     }
+}
+
+/// Whether a call's timer (if it has one) has fired.
+fn expired(sleep: &mut Option<Pin<Box<Sleep>>>, cx: &mut TaskContext<'_>) -> bool {
+    sleep
+        .as_mut()
+        .is_some_and(|sleep| sleep.as_mut().poll(cx).is_ready())
 }

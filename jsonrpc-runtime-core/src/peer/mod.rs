@@ -139,8 +139,9 @@ pub(crate) struct Shared {
     pub(crate) sink: writer::SinkSlot,
     pub(crate) pending: PendingTable,
     ids: IdSource,
-    /// Inbound requests and notifications accepted and not yet finished.
-    pub(crate) active: AtomicUsize,
+    /// Inbound requests and notifications accepted and not yet finished:
+    /// changed only by [`Shared::work_started`] and [`Shared::work_done`].
+    active: AtomicUsize,
     /// Woken when inbound work finishes or a call completes, while someone
     /// waits for that ([`Shared::wake_idle`]).
     pub(crate) idle: Notify,
@@ -282,6 +283,27 @@ impl Shared {
     /// Whether a close has been asked for ([`request_close`](Self::request_close)).
     pub(crate) fn close_was_requested(&self) -> bool {
         self.closing.load(Ordering::Acquire)
+    }
+
+    /// One more piece of inbound work: a request or a notification
+    /// accepted, to be finished by [`work_done`](Self::work_done).
+    #[inline]
+    pub(crate) fn work_started(&self) {
+        self.active.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A piece of inbound work is over (answered, or dropped before it
+    /// ran): wakes whoever waits for the connection to go idle.
+    #[inline]
+    pub(crate) fn work_done(&self) {
+        self.active.fetch_sub(1, Ordering::AcqRel);
+        self.wake_idle();
+    }
+
+    /// How many pieces of inbound work are accepted and not finished.
+    #[inline]
+    pub(crate) fn active_work(&self) -> usize {
+        self.active.load(Ordering::Acquire)
     }
 
     /// Wakes whoever waits for inbound work to finish or calls to complete

@@ -2,13 +2,14 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::future::Future as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use super::call::forget_call;
+use super::call::{forget_call, poll_answer};
 use super::pending::Receiver;
 use super::Shared;
 use super::{CallError, SendError};
@@ -383,20 +384,24 @@ impl<R, E, P: serde::de::DeserializeOwned> ProgressCall<R, E, P> {
         let Some(mut answer) = self.answer.take() else {
             return Err(CallError::Cancelled);
         };
-        let outcome = match self.timeout {
-            None => (&mut answer).await,
-            Some(limit) => loop {
-                tokio::select! {
-                    outcome = &mut answer => break outcome,
-                    _ = self.activity.notified(), if self.progress_resets_timeout => continue,
-                    _ = crate::rt::sleep(limit) => {
-                        forget_call(&self.shared, &self.id);
-                        return Err(CallError::TimedOut);
-                    }
-                }
-            },
+        let (shared, id) = (&*self.shared, &self.id);
+        let Some(limit) = self.timeout else {
+            return std::future::poll_fn(|cx| poll_answer(shared, id, &mut answer, cx, |_| false))
+                .await;
         };
-        outcome.unwrap_or_else(|_| Err(CallError::Closed(self.shared.reason_or_local())))
+        let mut sleep = Box::pin(crate::rt::sleep(limit));
+        loop {
+            // A progress report starts the time over, when the config says so.
+            let activity = self.activity.notified();
+            tokio::select! {
+                answer = std::future::poll_fn(|cx| {
+                    poll_answer(shared, id, &mut answer, cx, |cx| sleep.as_mut().poll(cx).is_ready())
+                }) => return answer,
+                _ = activity, if self.progress_resets_timeout => {
+                    sleep.as_mut().reset(crate::rt::Instant::now() + limit);
+                }
+            }
+        }
     }
 }
 
