@@ -1,0 +1,70 @@
+//! The Model Context Protocol on [`jsonrpc-runtime`](jsonrpc_runtime):
+//! typed tools on the server side.
+//!
+//! An [`McpServer`] holds the server's name and its tools, each an async
+//! function of a typed argument struct; the struct's JSON Schema (schemars,
+//! 2020-12) is the tool's `inputSchema`, so what a client sees cannot drift
+//! from what the tool decodes. [`McpServer::router`] serves it as a
+//! runtime [`Router`](jsonrpc_runtime::Router): run that on any transport
+//! (stdio, a child process, a socket, one session of Streamable HTTP) with
+//! [`Config::mcp`](jsonrpc_runtime::Config::mcp), which brings `ping`,
+//! cancellation, progress and the `initialize`-first rule.
+//!
+//! | method | what this layer does |
+//! |---|---|
+//! | `initialize` | answers the client's revision when it is one of [`PROTOCOL_VERSIONS`] (`2025-11-25` back to `2024-11-05`), else the newest; keeps the client's capabilities for the tools ([`ToolContext::client_capabilities`]) |
+//! | `tools/list` | the tools, with input and output schemas, in pages ([`McpServer::page_size`]) with an opaque `nextCursor`; a cursor it did not make is -32602 |
+//! | `tools/call` | decodes the arguments and runs the tool; an unknown tool is -32602; arguments that do not fit are a tool error (`isError`) from `2025-11-25` on and -32602 before, as each revision says; a [`ToolError`] is `isError` with its message |
+//!
+//! A handler returns text, [`Content`](types::Content) (images, audio,
+//! resource links, embedded resources), a whole
+//! [`CallToolResult`](types::CallToolResult), or [`Json`] for a structured
+//! result, whose type's schema becomes the tool's `outputSchema`.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use jsonrpc_mcp::{Json, McpServer, ToolContext, ToolError};
+//! use jsonrpc_runtime::{Config, Peer, Transport};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Divide {
+//!     /// What is divided.
+//!     dividend: f64,
+//!     /// What it is divided by; not zero.
+//!     divisor: f64,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Quotient {
+//!     quotient: f64,
+//! }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = McpServer::new("calculator", "1.0.0").tool(
+//!         "divide",
+//!         "Divides two numbers.",
+//!         |args: Divide, _cx: ToolContext| async move {
+//!             if args.divisor == 0.0 {
+//!                 return Err(ToolError::new("the divisor is zero"));
+//!             }
+//!             Ok(Json(Quotient { quotient: args.dividend / args.divisor }))
+//!         },
+//!     );
+//!     let config = Config::mcp();
+//!     let transport = Transport::stdio(&config)?;
+//!     Peer::builder().config(config).router(server.router()).serve(transport).await;
+//!     Ok(())
+//! }
+//! ```
+
+mod server;
+pub mod types;
+
+pub use self::server::{
+    IntoToolResult, Json, McpServer, ToolContext, ToolError, ToolInfo, DEFAULT_PAGE_SIZE,
+};
+pub use self::types::{LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS};

@@ -1,0 +1,302 @@
+//! The MCP messages this layer reads and writes, as the specification
+//! names their members (camelCase on the wire). Members this layer does not
+//! know are ignored when read.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// The newest protocol revision this layer speaks.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The revisions this layer speaks, newest first. A client asking for one
+/// of them gets it; any other gets [`LATEST_PROTOCOL_VERSION`], and decides
+/// whether it can go on.
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A client's or a server's name and version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// The program's name.
+    pub name: String,
+    /// A name for people to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its version.
+    pub version: String,
+}
+
+/// What a client can do, as declared in `initialize`. Each member is kept as
+/// sent (an object of settings, or absent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientCapabilities {
+    /// The client lists roots (`roots/list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Value>,
+    /// The client samples from a model (`sampling/createMessage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Value>,
+    /// The client asks its user for input (`elicitation/create`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<Value>,
+    /// Everything else the client declared.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `initialize`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// The revision the client asks for.
+    pub protocol_version: String,
+    /// What the client can do.
+    #[serde(default)]
+    pub capabilities: ClientCapabilities,
+    /// Who the client is.
+    #[serde(default)]
+    pub client_info: Implementation,
+}
+
+/// `initialize`'s result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The revision the session speaks.
+    pub protocol_version: String,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// How to use the server, for the client's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// What a server offers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerCapabilities {
+    /// Tools (`tools/list`, `tools/call`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsCapability>,
+}
+
+/// The server's tools capability.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsCapability {
+    /// Whether the server tells when its list of tools changes.
+    pub list_changed: bool,
+}
+
+/// A tool as `tools/list` describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The name `tools/call` names it by.
+    pub name: String,
+    /// A name for people to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments (an object).
+    pub input_schema: Value,
+    /// The JSON Schema of its structured result, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Hints about its behaviour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+}
+
+/// Hints about a tool's behaviour; a client must not trust them from a
+/// server it does not trust.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A name for people to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool changes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy (not only add).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it again with the same arguments changes nothing more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches outside entities (the web, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// The params of a paginated list (`tools/list`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PaginatedParams {
+    /// Where the previous page ended (its `nextCursor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// `tools/list`'s result: one page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// The tools of this page.
+    pub tools: Vec<Tool>,
+    /// The cursor of the next page; absent on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `tools/call`'s params.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CallToolParams {
+    /// The tool.
+    pub name: String,
+    /// Its arguments, as sent (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Box<RawValue>>,
+}
+
+/// `tools/call`'s result: what the tool returned, or its failure
+/// (`isError`), which the model reads and can act on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// The unstructured result.
+    pub content: Vec<Content>,
+    /// The structured result, matching the tool's `outputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// The tool failed; `content` says why.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl CallToolResult {
+    /// A result of one text.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(text)],
+            ..CallToolResult::default()
+        }
+    }
+
+    /// A tool error: `isError` with one text saying why.
+    pub fn error(text: impl Into<String>) -> Self {
+        CallToolResult {
+            is_error: true,
+            ..CallToolResult::text(text)
+        }
+    }
+}
+
+/// One piece of a tool's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+#[non_exhaustive]
+pub enum Content {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// The bytes, in base64.
+        data: String,
+        /// Its media type (`image/png`).
+        mime_type: String,
+    },
+    /// Audio, base64-encoded.
+    Audio {
+        /// The bytes, in base64.
+        data: String,
+        /// Its media type (`audio/wav`).
+        mime_type: String,
+    },
+    /// A link to a resource the client can read.
+    ResourceLink {
+        /// Its URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// What it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// Its media type.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+    /// A resource's contents, embedded.
+    Resource {
+        /// The contents.
+        resource: ResourceContents,
+    },
+}
+
+impl Content {
+    /// A text.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+
+    /// An image: base64 `data` of type `mime_type`.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// Audio: base64 `data` of type `mime_type`.
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Audio {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// A link to the resource at `uri`.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Content::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            description: None,
+            mime_type: None,
+        }
+    }
+
+    /// A resource's contents, embedded.
+    pub fn resource(resource: ResourceContents) -> Self {
+        Content::Resource { resource }
+    }
+}
+
+/// A resource's contents: text or base64 bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its media type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its text, for a text resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Its bytes in base64, for a binary one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+}
