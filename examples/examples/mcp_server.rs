@@ -1,16 +1,15 @@
 //! Run with: cargo run --example mcp_server [-- --http ADDR [--tls-cert FILE --tls-key FILE] [--instance-tag TAG] [--bearer NAME=TOKEN]...]
 //!
 //! A Model Context Protocol server on stdin/stdout, or with `--http ADDR`
-//! over Streamable HTTP at `http://ADDR/mcp`, built on this runtime alone
-//! (no MCP SDK): the protocol methods are one `#[rpc]` trait, and
-//! `tools/call` fans out to a second [`Router`] holding the tools,
-//! dispatched by name with [`Router::invoke`].
+//! over Streamable HTTP at `http://ADDR/mcp`, written with `jsonrpc_mcp`:
+//! the tools are typed functions of an [`McpServer`], and the layer serves
+//! `initialize`, `tools/list` and `tools/call` for them.
 //!
 //! - `initialize` answers with the client's protocol version when it is
-//!   supported, else the latest one, plus `serverInfo` and
-//!   `capabilities.tools`; `notifications/initialized` is logged. Requests
-//!   before `initialize` get -32002 and `ping` is answered `{}` at any time:
-//!   both come from [`Config::mcp`].
+//!   supported (`2025-11-25` back to `2024-11-05`), else the latest one,
+//!   plus `serverInfo` and `capabilities.tools`. Requests before
+//!   `initialize` get -32002 and `ping` is answered `{}` at any time: both
+//!   come from [`Config::mcp`].
 //! - `tools/list` lists four tools, `tools/call` runs them:
 //!   `echo {text}` returns `text`, `add {a, b}` returns the sum,
 //!   `sleep {ms}` sleeps, reporting `notifications/progress` when the caller
@@ -19,8 +18,9 @@
 //!   declared the `roots` capability. `notifications/cancelled` stops a
 //!   sleep at once and nothing is answered (the preset drops the handler's
 //!   future).
-//! - An unknown tool is a tool error (a result with `isError: true`);
-//!   arguments that do not fit the tool are -32602.
+//! - An unknown tool is -32602; arguments that do not fit the tool are a
+//!   tool error (`isError: true`) on `2025-11-25` and -32602 on the earlier
+//!   revisions, as each revision says.
 //!
 //! Over stdio, only JSON-RPC goes to stdout; logs go to stderr. The server
 //! exits once stdin ends and every answer owed has been written.
@@ -61,20 +61,18 @@
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
 use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::connection::Refusal;
 use jsonrpc_runtime::server::McpHttpListener;
 use jsonrpc_runtime::tls::ServerTls;
 use jsonrpc_runtime::transport::{Acceptor, TcpAcceptor, TlsAcceptor};
-use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Router, Transport};
+use jsonrpc_runtime::{Config, Peer, Transport};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
-use serde_json::{json, Number, Value};
+use serde::Deserialize;
+use serde_json::{json, Number};
 
 #[path = "support/signals.rs"]
 mod signals;
@@ -82,9 +80,6 @@ use signals::Signals;
 
 #[path = "support/logging.rs"]
 mod logging;
-
-/// Protocol versions this server speaks, latest first.
-const SUPPORTED_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The longest `sleep` accepted, so a typo cannot park a request for days.
 const MAX_SLEEP_MS: u64 = 600_000;
@@ -102,231 +97,44 @@ const USAGE: &str = "usage: mcp_server [--http ADDR [--tls-cert FILE --tls-key F
 const REALM: &str = "mcp";
 
 // ---------------------------------------------------------------------------
-// The MCP types this server needs. Unknown fields are ignored everywhere.
+// The server: its tools, each a typed function. `jsonrpc_mcp` answers
+// `initialize` (negotiating the revision), `tools/list` (with each tool's
+// input schema from its argument type) and `tools/call`.
 
-/// `initialize` params.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeParams {
-    protocol_version: String,
-    #[serde(default)]
-    capabilities: ClientCapabilities,
-    #[serde(default)]
-    client_info: Option<Implementation>,
+fn server() -> McpServer {
+    McpServer::new("jsonrpc-runtime-mcp-example", env!("CARGO_PKG_VERSION"))
+        .instructions("Tools: echo, add, sleep, roots.")
+        .on_initialize(|params, version, ctx| {
+            let client = &params.client_info;
+            // The user whose bearer token opened the session (`--bearer`).
+            let user = match ctx.connection().identity() {
+                Some(user) => format!(" (user {user})"),
+                None => String::new(),
+            };
+            eprintln!(
+                "mcp_server: initialize from {} {}{user}, asked {}, answering {version}",
+                client.name, client.version, params.protocol_version
+            );
+        })
+        .tool("echo", "Returns its text unchanged.", |args: EchoArgs, _: ToolContext| async move {
+            Ok::<_, ToolError>(args.text)
+        })
+        .tool("add", "Adds two numbers.", |args: AddArgs, _: ToolContext| async move {
+            Ok::<_, ToolError>(sum(&args.a, &args.b))
+        })
+        .tool(
+            "sleep",
+            "Sleeps for `ms` milliseconds, reporting progress; cancellable.",
+            sleep,
+        )
+        .tool(
+            "roots",
+            "Lists the client's roots, asking the client (`roots/list`).",
+            roots,
+        )
 }
 
-/// What the client can do; this server only looks for `roots`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct ClientCapabilities {
-    #[serde(default)]
-    roots: Option<Value>,
-}
-
-/// A client's or server's name and version.
-#[derive(Debug, Serialize, Deserialize)]
-struct Implementation {
-    name: String,
-    version: String,
-}
-
-/// `initialize` result.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeResult {
-    protocol_version: String,
-    capabilities: ServerCapabilities,
-    server_info: Implementation,
-    instructions: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct ServerCapabilities {
-    tools: ToolsCapability,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolsCapability {
-    list_changed: bool,
-}
-
-/// Params that carry nothing this server reads (`_meta`, a `cursor`).
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Ignored {}
-
-/// `tools/list` result.
-#[derive(Debug, Serialize, Deserialize)]
-struct ListToolsResult {
-    tools: Vec<Value>,
-}
-
-/// `tools/call` params: which tool, and its arguments as they came.
-#[derive(Debug, Serialize, Deserialize)]
-struct CallToolParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<Box<RawValue>>,
-}
-
-/// `tools/call` result: text content, and whether it reports a tool error.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CallToolResult {
-    content: Vec<TextContent>,
-    is_error: bool,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct TextContent {
-    #[serde(rename = "type")]
-    kind: String,
-    text: String,
-}
-
-impl CallToolResult {
-    fn text(text: impl Into<String>) -> Self {
-        CallToolResult {
-            content: vec![TextContent {
-                kind: "text".to_owned(),
-                text: text.into(),
-            }],
-            is_error: false,
-        }
-    }
-
-    fn error(text: impl Into<String>) -> Self {
-        CallToolResult {
-            is_error: true,
-            ..CallToolResult::text(text)
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The protocol methods.
-
-/// The MCP methods this server serves (`ping` and cancellation come from
-/// the preset).
-#[rpc]
-trait McpServer {
-    /// The handshake: negotiates the protocol version.
-    #[rpc(request = "initialize")]
-    async fn initialize(
-        &self,
-        ctx: Context,
-        #[rpc(params)] params: InitializeParams,
-    ) -> InitializeResult;
-
-    /// The client is ready.
-    #[rpc(notification = "notifications/initialized")]
-    async fn initialized(&self, #[rpc(params)] params: Option<Ignored>);
-
-    /// The tools and their input schemas (one page: no cursor).
-    #[rpc(request = "tools/list")]
-    async fn list_tools(&self, #[rpc(params)] params: Option<Ignored>) -> ListToolsResult;
-
-    /// Runs one tool.
-    #[rpc(request = "tools/call")]
-    async fn call_tool(
-        &self,
-        ctx: Context,
-        #[rpc(params)] params: CallToolParams,
-    ) -> Result<Box<RawValue>, ErrorObject>;
-}
-
-/// One session: the tools, and what its client declared.
-struct Server {
-    tools: Router,
-    client: Arc<Client>,
-}
-
-/// What a session's client declared in `initialize`.
-#[derive(Default)]
-struct Client {
-    roots: AtomicBool,
-}
-
-impl Server {
-    fn new() -> Self {
-        let client = Arc::new(Client::default());
-        Server {
-            tools: tools(client.clone()),
-            client,
-        }
-    }
-}
-
-impl McpServer for Server {
-    async fn initialize(&self, ctx: Context, params: InitializeParams) -> InitializeResult {
-        let asked = params.protocol_version;
-        let version = SUPPORTED_VERSIONS
-            .iter()
-            .find(|v| **v == asked)
-            .unwrap_or(&SUPPORTED_VERSIONS[0]);
-        let client = params
-            .client_info
-            .map(|c| format!("{} {}", c.name, c.version))
-            .unwrap_or_else(|| "an unnamed client".to_owned());
-        // The user whose bearer token opened the session (`--bearer`).
-        let user = match ctx.connection().identity() {
-            Some(user) => format!(" (user {user})"),
-            None => String::new(),
-        };
-        eprintln!("mcp_server: initialize from {client}{user}, asked {asked}, answering {version}");
-        self.client
-            .roots
-            .store(params.capabilities.roots.is_some(), Ordering::Relaxed);
-        InitializeResult {
-            protocol_version: (*version).to_owned(),
-            capabilities: ServerCapabilities {
-                tools: ToolsCapability {
-                    list_changed: false,
-                },
-            },
-            server_info: Implementation {
-                name: "jsonrpc-runtime-mcp-example".to_owned(),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-            },
-            instructions: "Tools: echo, add, sleep, roots.".to_owned(),
-        }
-    }
-
-    async fn initialized(&self, _params: Option<Ignored>) {
-        eprintln!("mcp_server: the client is initialized");
-    }
-
-    async fn list_tools(&self, _params: Option<Ignored>) -> ListToolsResult {
-        ListToolsResult {
-            tools: tool_descriptions(),
-        }
-    }
-
-    async fn call_tool(
-        &self,
-        ctx: Context,
-        params: CallToolParams,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        if !self.tools.contains(&params.name) {
-            let result = CallToolResult::error(format!(
-                "unknown tool `{}`; this server has `echo`, `add`, `sleep` and `roots`",
-                params.name
-            ));
-            return serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error);
-        }
-        // Decodes the arguments into the tool's own type (-32602 when they
-        // do not fit) and runs it with this request's context, so progress
-        // and cancellation reach the tool.
-        self.tools
-            .invoke(&params.name, params.arguments.as_deref(), ctx)
-            .await
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The tools: a router of their own, one route per tool.
-
-// Each tool's `inputSchema` is built from its argument type (schemars), so
-// the schema a client sees can never drift from what the tool decodes.
+// The tools' arguments: each type's JSON Schema is the tool's `inputSchema`.
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoArgs {
@@ -353,49 +161,14 @@ struct SleepArgs {
 #[derive(Deserialize, JsonSchema)]
 struct NoArgs {}
 
-/// A tool's description, its input schema from its argument type.
-fn tool<Args: JsonSchema>(name: &str, description: &str) -> Value {
-    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
-    settings.meta_schema = None;
-    let schema = settings.into_generator().into_root_schema_for::<Args>();
-    json!({"name": name, "description": description, "inputSchema": schema})
-}
-
-fn tools(client: Arc<Client>) -> Router {
-    Router::new()
-        .request("echo", |args: EchoArgs, _: Context| async move {
-            Ok::<_, ErrorObject>(CallToolResult::text(args.text))
-        })
-        .request("add", |args: AddArgs, _: Context| async move {
-            Ok::<_, ErrorObject>(CallToolResult::text(sum(&args.a, &args.b)))
-        })
-        .request("sleep", sleep)
-        .request("roots", move |_: NoArgs, ctx: Context| {
-            let declared = client.roots.load(Ordering::Relaxed);
-            async move { Ok::<_, ErrorObject>(roots(declared, ctx).await) }
-        })
-}
-
-fn tool_descriptions() -> Vec<Value> {
-    vec![
-        tool::<EchoArgs>("echo", "Returns its text unchanged."),
-        tool::<AddArgs>("add", "Adds two numbers."),
-        tool::<SleepArgs>(
-            "sleep",
-            "Sleeps for `ms` milliseconds, reporting progress; cancellable.",
-        ),
-        tool::<NoArgs>(
-            "roots",
-            "Lists the client's roots, asking the client (`roots/list`).",
-        ),
-    ]
-}
-
 /// Asks the client for its roots (a call from the server to the client,
 /// on the same connection or session) and lists them, one per line.
-async fn roots(declared: bool, ctx: Context) -> CallToolResult {
+async fn roots(_: NoArgs, cx: ToolContext) -> Result<String, ToolError> {
+    let declared = cx.client_capabilities().is_some_and(|c| c.roots.is_some());
     if !declared {
-        return CallToolResult::error("the client did not declare the `roots` capability");
+        return Err(ToolError::new(
+            "the client did not declare the `roots` capability",
+        ));
     }
     #[derive(Deserialize)]
     struct ListRootsResult {
@@ -407,23 +180,24 @@ async fn roots(declared: bool, ctx: Context) -> CallToolResult {
         #[serde(default)]
         name: Option<String>,
     }
-    match ctx
+    match cx
         .peer()
         .call::<ListRootsResult>("roots/list", json!({}))
         .await
     {
-        Ok(list) if list.roots.is_empty() => CallToolResult::text("(no roots)"),
-        Ok(list) => CallToolResult::text(
-            list.roots
-                .iter()
-                .map(|root| match &root.name {
-                    Some(name) => format!("{} ({name})", root.uri),
-                    None => root.uri.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        Err(e) => CallToolResult::error(format!("asking the client for its roots failed: {e}")),
+        Ok(list) if list.roots.is_empty() => Ok("(no roots)".to_owned()),
+        Ok(list) => Ok(list
+            .roots
+            .iter()
+            .map(|root| match &root.name {
+                Some(name) => format!("{} ({name})", root.uri),
+                None => root.uri.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")),
+        Err(e) => Err(ToolError::new(format!(
+            "asking the client for its roots failed: {e}"
+        ))),
     }
 }
 
@@ -451,9 +225,9 @@ fn sum(a: &Number, b: &Number) -> String {
 /// the answer would reach them after the call had ended.
 ///
 /// Cancellation drops this future wherever it waits; the guard logs it.
-async fn sleep(args: SleepArgs, ctx: Context) -> Result<CallToolResult, ErrorObject> {
+async fn sleep(args: SleepArgs, ctx: ToolContext) -> Result<String, ToolError> {
     if args.ms > MAX_SLEEP_MS {
-        return Err(ErrorObject::invalid_params(format!(
+        return Err(ToolError::new(format!(
             "`ms` must be at most {MAX_SLEEP_MS}, got {}",
             args.ms
         )));
@@ -487,7 +261,7 @@ async fn sleep(args: SleepArgs, ctx: Context) -> Result<CallToolResult, ErrorObj
         }
     }
     guard.finished = true;
-    Ok(CallToolResult::text(format!("slept {} ms", args.ms)))
+    Ok(format!("slept {} ms", args.ms))
 }
 
 /// Logs a sleep that was stopped before it finished (cancelled, or the
@@ -651,7 +425,7 @@ async fn serve_stdio() -> ExitCode {
     };
     let reason = Peer::builder()
         .config(config)
-        .router(Server::new().into_router())
+        .router(server().router())
         .serve(transport)
         .await;
     eprintln!("mcp_server: {reason}");
@@ -732,5 +506,6 @@ where
     if let Some(tag) = &options.instance_tag {
         listener = listener.instance_tag(tag);
     }
-    listener.spawn(|_: &PeerAddr| Server::new().into_router())
+    let server = server();
+    listener.spawn(move |_: &PeerAddr| server.router())
 }

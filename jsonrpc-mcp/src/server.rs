@@ -42,11 +42,15 @@ struct Entry {
     run: Arc<RunTool>,
 }
 
+/// What [`McpServer::on_initialize`] runs.
+type OnInitialize = dyn Fn(&InitializeParams, &'static str, &Context) + Send + Sync;
+
 /// The server's name, instructions and tools, shared by every session.
 #[derive(Clone)]
 struct Catalog {
     info: Implementation,
     instructions: Option<String>,
+    on_initialize: Option<Arc<OnInitialize>>,
     entries: Vec<Arc<Entry>>,
     by_name: HashMap<String, usize>,
     page_size: usize,
@@ -134,6 +138,7 @@ impl McpServer {
                     version: version.into(),
                 },
                 instructions: None,
+                on_initialize: None,
                 entries: Vec::new(),
                 by_name: HashMap::new(),
                 page_size: DEFAULT_PAGE_SIZE,
@@ -153,6 +158,19 @@ impl McpServer {
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.catalog).instructions = Some(instructions.into());
+        self
+    }
+
+    /// Runs `hook` on each `initialize`, before it is answered: the
+    /// client's params, the revision it gets, and the request's context
+    /// (who is calling: over Streamable HTTP, the identity an `on_connect`
+    /// hook set). For logs and metrics; the answer does not depend on it.
+    #[must_use]
+    pub fn on_initialize<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&InitializeParams, &'static str, &Context) + Send + Sync + 'static,
+    {
+        Arc::make_mut(&mut self.catalog).on_initialize = Some(Arc::new(hook));
         self
     }
 
@@ -254,10 +272,13 @@ impl McpServer {
         });
         let (init, list, call) = (session.clone(), session.clone(), session);
         Router::new()
-            .request("initialize", move |params: InitializeParams, _: Context| {
-                let session = init.clone();
-                async move { Ok::<_, ErrorObject>(session.initialize(params)) }
-            })
+            .request(
+                "initialize",
+                move |params: InitializeParams, ctx: Context| {
+                    let result = init.initialize(params, &ctx);
+                    async move { Ok::<_, ErrorObject>(result) }
+                },
+            )
             .notification(
                 "notifications/initialized",
                 |_: Option<Value>, _: Context| async {},
@@ -337,12 +358,15 @@ impl Session {
     /// Answers `initialize`: the client's revision when this layer speaks
     /// it, else the newest. A second `initialize` is refused by the MCP
     /// preset before it gets here.
-    fn initialize(&self, params: InitializeParams) -> InitializeResult {
+    fn initialize(&self, params: InitializeParams, ctx: &Context) -> InitializeResult {
         let version = PROTOCOL_VERSIONS
             .iter()
             .copied()
             .find(|v| *v == params.protocol_version)
             .unwrap_or(LATEST_PROTOCOL_VERSION);
+        if let Some(hook) = &self.catalog.on_initialize {
+            hook(&params, version, ctx);
+        }
         let _ = self.negotiated.set(Negotiated {
             version,
             capabilities: params.capabilities,

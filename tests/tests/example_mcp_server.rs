@@ -22,7 +22,7 @@ use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::process::Command;
 
 /// The versions the server supports, latest first.
-const VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// A running `mcp_server` and a client peer on its stdio.
 struct Server {
@@ -166,6 +166,7 @@ async fn initialize_answers_the_clients_version_when_supported_else_the_latest()
         (VERSIONS[0], VERSIONS[0]),
         (VERSIONS[1], VERSIONS[1]),
         (VERSIONS[2], VERSIONS[2]),
+        (VERSIONS[3], VERSIONS[3]),
         ("2099-01-01", VERSIONS[0]),
         ("1999-01-01", VERSIONS[0]),
     ] {
@@ -200,29 +201,38 @@ async fn echo_and_add_answer_text_content() {
     assert!(server.finish().await.status.success());
 }
 
-#[tokio::test]
-async fn unknown_tool_is_a_tool_error_and_bad_arguments_are_invalid_params() {
-    let (server, _) = Server::initialized(VERSIONS[0]).await;
-    let unknown = server.tool("nope", json!({})).await.unwrap();
-    assert_eq!(unknown["isError"], true, "{unknown}");
-    assert!(text(&unknown).contains("nope"), "{unknown}");
+/// Arguments that do not fit their tool.
+const BAD_ARGUMENTS: [(&str, fn() -> Value); 5] = [
+    ("echo", || json!({})),
+    ("echo", || json!({"text": 1})),
+    ("add", || json!({"a": "x", "b": 1})),
+    ("add", || json!({"a": 1})),
+    ("sleep", || json!({"ms": -1})),
+];
 
-    for (tool, arguments) in [
-        ("echo", json!({})),
-        ("echo", json!({"text": 1})),
-        ("add", json!({"a": "x", "b": 1})),
-        ("add", json!({"a": 1})),
-        ("sleep", json!({"ms": -1})),
-        ("sleep", json!({"ms": 1_000_000_000})),
-    ] {
-        let error = server.tool(tool, arguments.clone()).await.unwrap_err();
-        assert_eq!(error_code(&error), -32602, "{tool} {arguments}");
+#[tokio::test]
+async fn unknown_tool_is_invalid_params_and_bad_arguments_a_tool_error_on_2025_11_25() {
+    let (server, _) = Server::initialized(VERSIONS[0]).await;
+    let unknown = server.tool("nope", json!({})).await.unwrap_err();
+    assert_eq!(error_code(&unknown), -32602, "{unknown:?}");
+
+    for (tool, arguments) in BAD_ARGUMENTS {
+        let arguments = arguments();
+        let result = server.tool(tool, arguments.clone()).await.unwrap();
+        assert_eq!(result["isError"], true, "{tool} {arguments}: {result}");
+        assert!(text(&result).contains("invalid arguments"), "{result}");
     }
+    // Within its type but over the tool's own limit.
+    let long = server
+        .tool("sleep", json!({"ms": 1_000_000_000}))
+        .await
+        .unwrap();
+    assert_eq!(long["isError"], true, "{long}");
     let no_arguments = server
         .call("tools/call", json!({"name": "echo"}))
         .await
-        .unwrap_err();
-    assert_eq!(error_code(&no_arguments), -32602);
+        .unwrap();
+    assert_eq!(no_arguments["isError"], true, "{no_arguments}");
     let no_name = server
         .call("tools/call", json!({"arguments": {}}))
         .await
@@ -232,6 +242,19 @@ async fn unknown_tool_is_a_tool_error_and_bad_arguments_are_invalid_params() {
     let echo = server.tool("echo", json!({"text": "ok"})).await.unwrap();
     assert_eq!(text(&echo), "ok");
     assert!(server.finish().await.status.success());
+}
+
+#[tokio::test]
+async fn bad_arguments_are_invalid_params_before_2025_11_25() {
+    for version in &VERSIONS[1..] {
+        let (server, _) = Server::initialized(version).await;
+        for (tool, arguments) in BAD_ARGUMENTS {
+            let arguments = arguments();
+            let error = server.tool(tool, arguments.clone()).await.unwrap_err();
+            assert_eq!(error_code(&error), -32602, "{version} {tool} {arguments}");
+        }
+        assert!(server.finish().await.status.success());
+    }
 }
 
 #[tokio::test]
