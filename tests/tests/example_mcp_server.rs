@@ -202,13 +202,15 @@ async fn echo_and_add_answer_text_content() {
 }
 
 /// Arguments that do not fit their tool.
-const BAD_ARGUMENTS: [(&str, fn() -> Value); 5] = [
-    ("echo", || json!({})),
-    ("echo", || json!({"text": 1})),
-    ("add", || json!({"a": "x", "b": 1})),
-    ("add", || json!({"a": 1})),
-    ("sleep", || json!({"ms": -1})),
-];
+fn bad_arguments() -> [(&'static str, Value); 5] {
+    [
+        ("echo", json!({})),
+        ("echo", json!({"text": 1})),
+        ("add", json!({"a": "x", "b": 1})),
+        ("add", json!({"a": 1})),
+        ("sleep", json!({"ms": -1})),
+    ]
+}
 
 #[tokio::test]
 async fn unknown_tool_is_invalid_params_and_bad_arguments_a_tool_error_on_2025_11_25() {
@@ -216,8 +218,7 @@ async fn unknown_tool_is_invalid_params_and_bad_arguments_a_tool_error_on_2025_1
     let unknown = server.tool("nope", json!({})).await.unwrap_err();
     assert_eq!(error_code(&unknown), -32602, "{unknown:?}");
 
-    for (tool, arguments) in BAD_ARGUMENTS {
-        let arguments = arguments();
+    for (tool, arguments) in bad_arguments() {
         let result = server.tool(tool, arguments.clone()).await.unwrap();
         assert_eq!(result["isError"], true, "{tool} {arguments}: {result}");
         assert!(text(&result).contains("invalid arguments"), "{result}");
@@ -248,8 +249,7 @@ async fn unknown_tool_is_invalid_params_and_bad_arguments_a_tool_error_on_2025_1
 async fn bad_arguments_are_invalid_params_before_2025_11_25() {
     for version in &VERSIONS[1..] {
         let (server, _) = Server::initialized(version).await;
-        for (tool, arguments) in BAD_ARGUMENTS {
-            let arguments = arguments();
+        for (tool, arguments) in bad_arguments() {
             let error = server.tool(tool, arguments.clone()).await.unwrap_err();
             assert_eq!(error_code(&error), -32602, "{version} {tool} {arguments}");
         }
