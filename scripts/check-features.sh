@@ -45,4 +45,5 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 check jsonrpc-runtime-core --features tower,openrpc --target wasm32-unknown-unknown
 check jsonrpc-runtime --no-default-features --features macros,tower,openrpc --target wasm32-unknown-unknown
+check jsonrpc-mcp --target wasm32-unknown-unknown
 echo "check-features: $count features alone, none, all (core and runtime), and wasm32: ok"
