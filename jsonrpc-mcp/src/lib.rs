@@ -14,6 +14,9 @@
 //! |---|---|
 //! | `initialize` | answers the client's revision when it is one of [`PROTOCOL_VERSIONS`] (`2025-11-25` back to `2024-11-05`), else the newest; keeps the client's capabilities for the tools ([`ToolContext::client_capabilities`]) |
 //! | `tools/list` | the tools, with input and output schemas, in pages ([`McpServer::page_size`]) with an opaque `nextCursor`; a cursor it did not make is -32602 |
+//! | `resources/list`, `resources/templates/list` | fixed resources and URI templates ([`McpServer::resource`], [`McpServer::resource_template`]), paginated |
+//! | `resources/read` | the fixed resource of the URI, else the first template matching it (its variables given to the handler); -32002 when there is neither |
+//! | `prompts/list`, `prompts/get` | prompts whose arguments are a typed struct's fields ([`McpServer::prompt`]); an unknown prompt or arguments that do not fit are -32602 |
 //! | `tools/call` | decodes the arguments and runs the tool; an unknown tool is -32602; arguments that do not fit are a tool error (`isError`) from `2025-11-25` on and -32602 before, as each revision says; a [`ToolError`] is `isError` with its message |
 //!
 //! A handler returns text, [`Content`](types::Content) (images, audio,
@@ -61,6 +64,8 @@
 //! }
 //! ```
 
+pub mod prompts;
+pub mod resources;
 mod server;
 pub mod types;
 

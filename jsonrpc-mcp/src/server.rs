@@ -15,10 +15,19 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::prompts::{
+    arguments_of, GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptEntry,
+    PromptMessage,
+};
+use crate::resources::{
+    not_found, reader, ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams,
+    ReadResourceResult, Resource, ResourceEntry, ResourceTemplate, TemplateEntry, UriPattern,
+};
 use crate::types::{
     CallToolParams, CallToolResult, ClientCapabilities, Content, Implementation, InitializeParams,
-    InitializeResult, ListToolsResult, PaginatedParams, ServerCapabilities, Tool, ToolAnnotations,
-    ToolsCapability, LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS,
+    InitializeResult, ListToolsResult, PaginatedParams, PromptsCapability, ResourceContents,
+    ResourcesCapability, ServerCapabilities, Tool, ToolAnnotations, ToolsCapability,
+    LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS,
 };
 
 /// How many tools one `tools/list` page holds unless
@@ -53,6 +62,11 @@ struct Catalog {
     on_initialize: Option<Arc<OnInitialize>>,
     entries: Vec<Arc<Entry>>,
     by_name: HashMap<String, usize>,
+    resources: Vec<Arc<ResourceEntry>>,
+    resources_by_uri: HashMap<String, usize>,
+    templates: Vec<Arc<TemplateEntry>>,
+    prompts: Vec<Arc<PromptEntry>>,
+    prompts_by_name: HashMap<String, usize>,
     page_size: usize,
 }
 
@@ -141,6 +155,11 @@ impl McpServer {
                 on_initialize: None,
                 entries: Vec::new(),
                 by_name: HashMap::new(),
+                resources: Vec::new(),
+                resources_by_uri: HashMap::new(),
+                templates: Vec::new(),
+                prompts: Vec::new(),
+                prompts_by_name: HashMap::new(),
                 page_size: DEFAULT_PAGE_SIZE,
             }),
         }
@@ -174,7 +193,8 @@ impl McpServer {
         self
     }
 
-    /// How many tools one `tools/list` page holds (default
+    /// How many items one page of `tools/list`, `resources/list`,
+    /// `resources/templates/list` or `prompts/list` holds (default
     /// [`DEFAULT_PAGE_SIZE`]; at least 1).
     #[must_use]
     pub fn page_size(mut self, tools: usize) -> Self {
@@ -257,6 +277,127 @@ impl McpServer {
         self
     }
 
+    /// Adds the resource `resource`, read by `handler` (given its URI) for
+    /// `resources/read`; `resources/list` lists it.
+    ///
+    /// # Panics
+    ///
+    /// When a resource with that URI is already there.
+    #[must_use]
+    #[track_caller]
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        let read = reader(move |uri, _, cx| handler(uri, cx));
+        let catalog = Arc::make_mut(&mut self.catalog);
+        assert!(
+            !catalog.resources_by_uri.contains_key(&resource.uri),
+            "the MCP server already has a resource `{}`",
+            resource.uri
+        );
+        catalog
+            .resources_by_uri
+            .insert(resource.uri.clone(), catalog.resources.len());
+        catalog
+            .resources
+            .push(Arc::new(ResourceEntry { resource, read }));
+        self
+    }
+
+    /// Adds the template `template`: `resources/read` of a URI it matches
+    /// runs `handler` with the URI and the template's variables
+    /// (`file:///{path}` read as `file:///a/b.txt` gives `path` = `a/b.txt`).
+    /// A fixed resource of the same URI comes first; templates are tried
+    /// in the order they were added.
+    ///
+    /// # Panics
+    ///
+    /// When the template is not of literal text and `{name}` expressions
+    /// (two of them side by side, an operator such as `{+path}`, an
+    /// unmatched brace).
+    #[must_use]
+    #[track_caller]
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        let Some(pattern) = UriPattern::parse(&template.uri_template) else {
+            panic!(
+                "`{}` is not a URI template of literal text and `{{name}}` expressions",
+                template.uri_template
+            );
+        };
+        let read = reader(handler);
+        Arc::make_mut(&mut self.catalog)
+            .templates
+            .push(Arc::new(TemplateEntry {
+                template,
+                pattern,
+                read,
+            }));
+        self
+    }
+
+    /// Adds the prompt `name`: `prompts/get` decodes its arguments (a map
+    /// of strings) as `A`, whose fields (their doc comments, and whether
+    /// they are optional) are the prompt's arguments in `prompts/list`, and
+    /// runs `handler` for its messages. Arguments that do not fit are
+    /// -32602.
+    ///
+    /// # Panics
+    ///
+    /// When a prompt named `name` is already there.
+    #[must_use]
+    #[track_caller]
+    pub fn prompt<A, F, Fut>(mut self, name: &str, description: &str, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<PromptMessage>, ToolError>> + Send + 'static,
+    {
+        let schema = schema_generator().root_schema_for::<A>().to_value();
+        let prompt = Prompt {
+            name: name.to_owned(),
+            title: None,
+            description: Some(description.to_owned()),
+            arguments: arguments_of(&schema),
+        };
+        let handler = Arc::new(handler);
+        let prompt_name: Arc<str> = Arc::from(name);
+        let description: Arc<str> = Arc::from(description);
+        let get: Arc<crate::prompts::GetFn> = Arc::new(move |arguments, cx| {
+            let handler = handler.clone();
+            let prompt_name = prompt_name.clone();
+            let description = description.clone();
+            Box::pin(async move {
+                let value = serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?;
+                let args = serde_json::from_value::<A>(value).map_err(|e| {
+                    ErrorObject::invalid_params(format!(
+                        "invalid arguments for prompt `{prompt_name}`: {e}"
+                    ))
+                })?;
+                let messages = handler(args, cx).await.map_err(ToolError::into_error)?;
+                Ok(GetPromptResult {
+                    description: Some(description.to_string()),
+                    messages,
+                })
+            })
+        });
+        let catalog = Arc::make_mut(&mut self.catalog);
+        assert!(
+            !catalog.prompts_by_name.contains_key(name),
+            "the MCP server already has a prompt named `{name}`"
+        );
+        catalog
+            .prompts_by_name
+            .insert(name.to_owned(), catalog.prompts.len());
+        catalog.prompts.push(Arc::new(PromptEntry { prompt, get }));
+        self
+    }
+
     /// The tools, in the order they were added.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.catalog.entries.iter().map(|e| &e.tool)
@@ -270,8 +411,8 @@ impl McpServer {
             catalog: self.catalog.clone(),
             negotiated: OnceLock::new(),
         });
-        let (init, list, call) = (session.clone(), session.clone(), session);
-        Router::new()
+        let (init, list, call) = (session.clone(), session.clone(), session.clone());
+        let router = Router::new()
             .request(
                 "initialize",
                 move |params: InitializeParams, ctx: Context| {
@@ -293,8 +434,87 @@ impl McpServer {
             .request("tools/call", move |params: CallToolParams, ctx: Context| {
                 let session = call.clone();
                 async move { session.call_tool(params, ctx).await }
-            })
+            });
+        let router = if session.offers_resources() {
+            resource_routes(router, &session)
+        } else {
+            router
+        };
+        if session.catalog.prompts.is_empty() {
+            router
+        } else {
+            prompt_routes(router, &session)
+        }
     }
+}
+
+/// `resources/list`, `resources/templates/list` and `resources/read`.
+fn resource_routes(router: Router, session: &Arc<Session>) -> Router {
+    let (list, templates, read) = (session.clone(), session.clone(), session.clone());
+    router
+        .request(
+            "resources/list",
+            move |params: Option<PaginatedParams>, _: Context| {
+                let page = list.list_resources(params.unwrap_or_default());
+                async move { page }
+            },
+        )
+        .request(
+            "resources/templates/list",
+            move |params: Option<PaginatedParams>, _: Context| {
+                let page = templates.list_templates(params.unwrap_or_default());
+                async move { page }
+            },
+        )
+        .request(
+            "resources/read",
+            move |params: ReadResourceParams, ctx: Context| {
+                let session = read.clone();
+                async move { session.read_resource(params.uri, ctx).await }
+            },
+        )
+}
+
+/// `prompts/list` and `prompts/get`.
+fn prompt_routes(router: Router, session: &Arc<Session>) -> Router {
+    let (list, get) = (session.clone(), session.clone());
+    router
+        .request(
+            "prompts/list",
+            move |params: Option<PaginatedParams>, _: Context| {
+                let page = list.list_prompts(params.unwrap_or_default());
+                async move { page }
+            },
+        )
+        .request(
+            "prompts/get",
+            move |params: GetPromptParams, ctx: Context| {
+                let session = get.clone();
+                async move { session.get_prompt(params, ctx).await }
+            },
+        )
+}
+
+/// One page of `items` from `cursor` (where the previous page ended; none
+/// for the first), and the next page's cursor.
+fn page<T: Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|start| *start <= items.len())
+            .ok_or_else(|| {
+                ErrorObject::invalid_params(format!("`{cursor}` is not a cursor of this list"))
+            })?,
+    };
+    let end = (start + size).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items[start..end].to_vec(), next))
 }
 
 /// A tool's name, title, description and annotations, for
@@ -379,6 +599,8 @@ impl Session {
                 tools: Some(ToolsCapability {
                     list_changed: false,
                 }),
+                resources: self.offers_resources().then(ResourcesCapability::default),
+                prompts: (!catalog.prompts.is_empty()).then(PromptsCapability::default),
             },
             server_info: catalog.info.clone(),
             instructions: catalog.instructions.clone(),
@@ -392,24 +614,108 @@ impl Session {
             .map_or(LATEST_PROTOCOL_VERSION, |n| n.version)
     }
 
-    /// One page of `tools/list`; the cursor is where the page starts.
+    /// One page of `tools/list`.
     fn list_tools(&self, params: PaginatedParams) -> Result<ListToolsResult, ErrorObject> {
-        let entries = &self.catalog.entries;
-        let start = match params.cursor.as_deref() {
-            None => 0,
-            Some(cursor) => cursor
-                .parse::<usize>()
-                .ok()
-                .filter(|start| *start <= entries.len())
-                .ok_or_else(|| {
-                    ErrorObject::invalid_params(format!("`{cursor}` is not a cursor of this list"))
-                })?,
-        };
-        let end = (start + self.catalog.page_size).min(entries.len());
+        let catalog = &self.catalog;
+        let (entries, next_cursor) = page(
+            &catalog.entries,
+            params.cursor.as_deref(),
+            catalog.page_size,
+        )?;
         Ok(ListToolsResult {
-            tools: entries[start..end].iter().map(|e| e.tool.clone()).collect(),
-            next_cursor: (end < entries.len()).then(|| end.to_string()),
+            tools: entries.iter().map(|e| e.tool.clone()).collect(),
+            next_cursor,
         })
+    }
+
+    /// Whether the server has resources or templates to offer.
+    fn offers_resources(&self) -> bool {
+        !self.catalog.resources.is_empty() || !self.catalog.templates.is_empty()
+    }
+
+    /// One page of `resources/list`.
+    fn list_resources(&self, params: PaginatedParams) -> Result<ListResourcesResult, ErrorObject> {
+        let catalog = &self.catalog;
+        let (entries, next_cursor) = page(
+            &catalog.resources,
+            params.cursor.as_deref(),
+            catalog.page_size,
+        )?;
+        Ok(ListResourcesResult {
+            resources: entries.iter().map(|e| e.resource.clone()).collect(),
+            next_cursor,
+        })
+    }
+
+    /// One page of `resources/templates/list`.
+    fn list_templates(
+        &self,
+        params: PaginatedParams,
+    ) -> Result<ListResourceTemplatesResult, ErrorObject> {
+        let catalog = &self.catalog;
+        let (entries, next_cursor) = page(
+            &catalog.templates,
+            params.cursor.as_deref(),
+            catalog.page_size,
+        )?;
+        Ok(ListResourceTemplatesResult {
+            resource_templates: entries.iter().map(|e| e.template.clone()).collect(),
+            next_cursor,
+        })
+    }
+
+    /// `resources/read`: the fixed resource of that URI, else the first
+    /// template that matches it; -32002 when there is neither.
+    async fn read_resource(
+        self: Arc<Self>,
+        uri: String,
+        ctx: Context,
+    ) -> Result<ReadResourceResult, ErrorObject> {
+        let catalog = self.catalog.clone();
+        let found = match catalog.resources_by_uri.get(&uri) {
+            Some(&index) => Some((catalog.resources[index].read.clone(), HashMap::new())),
+            None => catalog
+                .templates
+                .iter()
+                .find_map(|t| t.pattern.matches(&uri).map(|vars| (t.read.clone(), vars))),
+        };
+        let Some((read, vars)) = found else {
+            return Err(not_found(&uri));
+        };
+        let cx = ToolContext { ctx, session: self };
+        let contents = read(uri, vars, cx).await?;
+        Ok(ReadResourceResult { contents })
+    }
+
+    /// One page of `prompts/list`.
+    fn list_prompts(&self, params: PaginatedParams) -> Result<ListPromptsResult, ErrorObject> {
+        let catalog = &self.catalog;
+        let (entries, next_cursor) = page(
+            &catalog.prompts,
+            params.cursor.as_deref(),
+            catalog.page_size,
+        )?;
+        Ok(ListPromptsResult {
+            prompts: entries.iter().map(|e| e.prompt.clone()).collect(),
+            next_cursor,
+        })
+    }
+
+    /// `prompts/get`: an unknown prompt is -32602.
+    async fn get_prompt(
+        self: Arc<Self>,
+        params: GetPromptParams,
+        ctx: Context,
+    ) -> Result<GetPromptResult, ErrorObject> {
+        let Some(&index) = self.catalog.prompts_by_name.get(&params.name) else {
+            return Err(ErrorObject::invalid_params(format!(
+                "unknown prompt `{}`",
+                params.name
+            )));
+        };
+        let get = self.catalog.prompts[index].get.clone();
+        let cx = ToolContext { ctx, session: self };
+        get(params.arguments, cx).await
     }
 
     /// Runs `tools/call`: an unknown tool is -32602, as the specification's
@@ -507,6 +813,15 @@ impl ToolError {
     /// A JSON-RPC error answer instead of a result.
     pub fn protocol(error: ErrorObject) -> Self {
         ToolError(ToolErrorKind::Protocol(error))
+    }
+
+    /// As a JSON-RPC error, for methods with no `isError` result
+    /// (resources, prompts): a tool error is -32603 with its message.
+    pub(crate) fn into_error(self) -> ErrorObject {
+        match self.0 {
+            ToolErrorKind::Tool(message) => ErrorObject::new(-32603, message),
+            ToolErrorKind::Protocol(error) => error,
+        }
     }
 
     fn into_outcome(self) -> ToolOutcome {

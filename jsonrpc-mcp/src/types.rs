@@ -1,4 +1,5 @@
-//! The MCP messages this layer reads and writes, as the specification
+//! The MCP messages this layer reads and writes (resources and prompts:
+//! [`crate::resources`], [`crate::prompts`]), as the specification
 //! names their members (camelCase on the wire). Members this layer does not
 //! know are ignored when read.
 
@@ -82,6 +83,31 @@ pub struct ServerCapabilities {
     /// Tools (`tools/list`, `tools/call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsCapability>,
+    /// Resources (`resources/list`, `resources/templates/list`,
+    /// `resources/read`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourcesCapability>,
+    /// Prompts (`prompts/list`, `prompts/get`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<PromptsCapability>,
+}
+
+/// The server's resources capability.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourcesCapability {
+    /// Whether a client can subscribe to a resource's updates.
+    pub subscribe: bool,
+    /// Whether the server tells when its list of resources changes.
+    pub list_changed: bool,
+}
+
+/// The server's prompts capability.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptsCapability {
+    /// Whether the server tells when its list of prompts changes.
+    pub list_changed: bool,
 }
 
 /// The server's tools capability.
