@@ -88,6 +88,26 @@ async function suite(label, transport, logs) {
   assert.equal(roots.content[0].text, 'file:///interop (interop)');
   check(`${label}: tools/call roots: the server called roots/list on the client and got its answer`);
 
+  const { resources } = await client.listResources();
+  assert.deepEqual(resources.map((r) => r.uri), ['example://readme']);
+  const readme = await client.readResource({ uri: 'example://readme' });
+  assert.match(readme.contents[0].text, /jsonrpc-mcp/);
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['example://echo/{text}']);
+  const echoed = await client.readResource({ uri: 'example://echo/hi' });
+  assert.equal(echoed.contents[0].text, 'hi');
+  await assert.rejects(client.readResource({ uri: 'example://nope' }), (e) => e.code === -32002);
+  check(`${label}: resources: list, read, templates, -32002 for an unknown URI`);
+
+  const { prompts } = await client.listPrompts();
+  assert.deepEqual(prompts.map((p) => [p.name, p.arguments.map((a) => [a.name, a.required])]), [
+    ['review', [['code', true], ['focus', false]]],
+  ]);
+  const review = await client.getPrompt({ name: 'review', arguments: { code: 'x = 1', focus: 'typos' } });
+  assert.equal(review.messages[0].role, 'user');
+  assert.equal(review.messages[0].content.text, 'Review this code, looking for typos:\n\nx = 1');
+  check(`${label}: prompts: list with arguments, get`);
+
   const progress = [];
   const slept = await client.callTool(
     { name: 'sleep', arguments: { ms: 200 } },

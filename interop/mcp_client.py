@@ -97,6 +97,28 @@ async def suite(label: str, read, write, logs=None) -> None:
         roots = await session.call_tool("roots", {})
         assert roots.content[0].text == "file:///interop (interop)", roots
         check(f"{label}: tools/call roots: the server called roots/list on the client")
+        resources = await session.list_resources()
+        assert [str(r.uri) for r in resources.resources] == ["example://readme"], resources
+        readme = await session.read_resource("example://readme")
+        assert "jsonrpc-mcp" in readme.contents[0].text, readme
+        templates = await session.list_resource_templates()
+        assert [field(t, "uri_template", "uriTemplate") for t in field(templates, "resource_templates", "resourceTemplates")] == ["example://echo/{text}"]
+        echoed = await session.read_resource("example://echo/hi")
+        assert echoed.contents[0].text == "hi", echoed
+        try:
+            await session.read_resource("example://nope")
+            raise AssertionError("an unknown resource was read")
+        except McpError as e:
+            assert e.error.code == -32002, e.error
+        check(f"{label}: resources: list, read, templates, -32002 for an unknown URI")
+        prompts = await session.list_prompts()
+        assert [(p.name, [(a.name, a.required) for a in p.arguments]) for p in prompts.prompts] == [
+            ("review", [("code", True), ("focus", False)])
+        ], prompts
+        review = await session.get_prompt("review", {"code": "x = 1", "focus": "typos"})
+        assert review.messages[0].role == "user"
+        assert review.messages[0].content.text == "Review this code, looking for typos:\n\nx = 1", review
+        check(f"{label}: prompts: list with arguments, get")
         reports = []
 
         async def on_progress(progress, total, message):

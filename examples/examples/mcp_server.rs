@@ -18,6 +18,10 @@
 //!   declared the `roots` capability. `notifications/cancelled` stops a
 //!   sleep at once and nothing is answered (the preset drops the handler's
 //!   future).
+//! - `resources/list` lists `example://readme`, `resources/templates/list`
+//!   the template `example://echo/{text}` (reading `example://echo/hi`
+//!   gives `hi`), and `prompts/get review {code, focus?}` fills a prompt
+//!   in.
 //! - An unknown tool is -32602; arguments that do not fit the tool are a
 //!   tool error (`isError: true`) on `2025-11-25` and -32602 on the earlier
 //!   revisions, as each revision says.
@@ -63,6 +67,9 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use jsonrpc_mcp::prompts::PromptMessage;
+use jsonrpc_mcp::resources::{Resource, ResourceTemplate};
+use jsonrpc_mcp::types::ResourceContents;
 use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
 use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::connection::Refusal;
@@ -103,7 +110,7 @@ const REALM: &str = "mcp";
 
 fn server() -> McpServer {
     McpServer::new("jsonrpc-runtime-mcp-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Tools: echo, add, sleep, roots.")
+        .instructions("Tools: echo, add, sleep, roots. Resources: example://readme, example://echo/{text}. Prompt: review.")
         .on_initialize(|params, version, ctx| {
             let client = &params.client_info;
             // The user whose bearer token opened the session (`--bearer`).
@@ -132,6 +139,55 @@ fn server() -> McpServer {
             "Lists the client's roots, asking the client (`roots/list`).",
             roots,
         )
+        .resource(
+            Resource::new("example://readme", "readme")
+                .description("What this server is.")
+                .mime_type("text/plain"),
+            |uri: String, _: ToolContext| async move {
+                Ok(vec![text_contents(uri, README.to_owned())])
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("example://echo/{text}", "echo")
+                .description("A resource whose text is the end of its URI.")
+                .mime_type("text/plain"),
+            |uri: String, vars: HashMap<String, String>, _: ToolContext| async move {
+                Ok(vec![text_contents(uri, vars["text"].clone())])
+            },
+        )
+        .prompt(
+            "review",
+            "Asks the model to review some code.",
+            |args: ReviewArgs, _: ToolContext| async move {
+                let focus = args.focus.as_deref().unwrap_or("anything worth fixing");
+                Ok(vec![PromptMessage::user(format!(
+                    "Review this code, looking for {focus}:\n\n{}",
+                    args.code
+                ))])
+            },
+        )
+}
+
+/// The text of the `example://readme` resource.
+const README: &str = "An MCP server built with jsonrpc-mcp: four tools, two resources, one prompt.";
+
+/// A text resource's contents.
+fn text_contents(uri: String, text: String) -> ResourceContents {
+    ResourceContents {
+        uri,
+        mime_type: Some("text/plain".to_owned()),
+        text: Some(text),
+        blob: None,
+    }
+}
+
+/// The `review` prompt's arguments.
+#[derive(Deserialize, JsonSchema)]
+struct ReviewArgs {
+    /// The code to review.
+    code: String,
+    /// What to look for (anything, when left out).
+    focus: Option<String>,
 }
 
 // The tools' arguments: each type's JSON Schema is the tool's `inputSchema`.

@@ -815,3 +815,35 @@ fn bearer_flag_refuses_a_token_outside_rfc_6750_or_given_twice() {
         assert!(stderr.contains("usage: mcp_server"), "{args:?}: {stderr}");
     }
 }
+
+#[tokio::test]
+async fn resources_and_the_prompt_are_served_from_the_layer() {
+    let (server, init) = Server::initialized(VERSIONS[0]).await;
+    assert!(init["capabilities"]["resources"].is_object(), "{init}");
+    assert!(init["capabilities"]["prompts"].is_object(), "{init}");
+    let list = server.call("resources/list", json!({})).await.unwrap();
+    assert_eq!(list["resources"][0]["uri"], "example://readme", "{list}");
+    let echoed = server
+        .call("resources/read", json!({"uri": "example://echo/hi"}))
+        .await
+        .unwrap();
+    assert_eq!(echoed["contents"][0]["text"], "hi", "{echoed}");
+    let missing = server
+        .call("resources/read", json!({"uri": "example://nope"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error_code(&missing), -32002);
+    let review = server
+        .call(
+            "prompts/get",
+            json!({"name": "review", "arguments": {"code": "x = 1"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        review["messages"][0]["content"]["text"],
+        "Review this code, looking for anything worth fixing:\n\nx = 1",
+        "{review}"
+    );
+    assert!(server.finish().await.status.success());
+}
