@@ -1,5 +1,5 @@
 //! The Model Context Protocol on [`jsonrpc-runtime`](jsonrpc_runtime):
-//! typed tools on the server side.
+//! a server of typed tools, resources and prompts.
 //!
 //! An [`McpServer`] holds the server's name and its tools, each an async
 //! function of a typed argument struct; the struct's JSON Schema (schemars,
@@ -17,6 +17,7 @@
 //! | `resources/list`, `resources/templates/list` | fixed resources and URI templates ([`McpServer::resource`], [`McpServer::resource_template`]), paginated |
 //! | `resources/read` | the fixed resource of the URI, else the first template matching it (its variables given to the handler); -32002 when there is neither |
 //! | `prompts/list`, `prompts/get` | prompts whose arguments are a typed struct's fields ([`McpServer::prompt`]); an unknown prompt or arguments that do not fit are -32602 |
+//! | `logging/setLevel` | keeps the least severe level the client wants; [`ToolContext::log`] sends `notifications/message` at that level or above |
 //! | `tools/call` | decodes the arguments and runs the tool; an unknown tool is -32602; arguments that do not fit are a tool error (`isError`) from `2025-11-25` on and -32602 before, as each revision says; a [`ToolError`] is `isError` with its message |
 //!
 //! A handler returns text, [`Content`](types::Content) (images, audio,

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
@@ -25,9 +26,9 @@ use crate::resources::{
 };
 use crate::types::{
     CallToolParams, CallToolResult, ClientCapabilities, Content, Implementation, InitializeParams,
-    InitializeResult, ListToolsResult, PaginatedParams, PromptsCapability, ResourceContents,
-    ResourcesCapability, ServerCapabilities, Tool, ToolAnnotations, ToolsCapability,
-    LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS,
+    InitializeResult, ListToolsResult, LogLevel, LoggingMessageParams, PaginatedParams,
+    PromptsCapability, ResourceContents, ResourcesCapability, ServerCapabilities, SetLevelParams,
+    Tool, ToolAnnotations, ToolsCapability, LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS,
 };
 
 /// How many tools one `tools/list` page holds unless
@@ -106,7 +107,7 @@ struct Catalog {
 ///
 /// let (client_side, server_side) = Transport::pair(64);
 /// let _server = Peer::builder().config(Config::mcp()).router(server.router()).spawn(server_side);
-/// let client = Peer::builder().config(Config::mcp()).spawn(client_side);
+/// let client = Peer::builder().config(Config::mcp_client()).spawn(client_side);
 /// let init: serde_json::Value = client
 ///     .call("initialize", serde_json::json!({
 ///         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -410,8 +411,10 @@ impl McpServer {
         let session = Arc::new(Session {
             catalog: self.catalog.clone(),
             negotiated: OnceLock::new(),
+            log_level: AtomicU8::new(LogLevel::Debug as u8),
         });
         let (init, list, call) = (session.clone(), session.clone(), session.clone());
+        let level = session.clone();
         let router = Router::new()
             .request(
                 "initialize",
@@ -434,7 +437,14 @@ impl McpServer {
             .request("tools/call", move |params: CallToolParams, ctx: Context| {
                 let session = call.clone();
                 async move { session.call_tool(params, ctx).await }
-            });
+            })
+            .request(
+                "logging/setLevel",
+                move |params: SetLevelParams, _: Context| {
+                    level.log_level.store(params.level as u8, Ordering::Relaxed);
+                    async { Ok::<_, ErrorObject>(serde_json::Map::new()) }
+                },
+            );
         let router = if session.offers_resources() {
             resource_routes(router, &session)
         } else {
@@ -564,6 +574,9 @@ impl ToolInfo {
 struct Session {
     catalog: Arc<Catalog>,
     negotiated: OnceLock<Negotiated>,
+    /// The least severe level the client wants (`logging/setLevel`), as a
+    /// [`LogLevel`]'s rank; every level until it says.
+    log_level: AtomicU8,
 }
 
 /// What `initialize` settled.
@@ -600,6 +613,7 @@ impl Session {
                     list_changed: false,
                 }),
                 resources: self.offers_resources().then(ResourcesCapability::default),
+                logging: Some(serde_json::Map::new()),
                 prompts: (!catalog.prompts.is_empty()).then(PromptsCapability::default),
             },
             server_info: catalog.info.clone(),
@@ -781,6 +795,41 @@ impl ToolContext {
     /// Who the client said it is.
     pub fn client_info(&self) -> Option<&Implementation> {
         self.session.negotiated.get().map(|n| &n.client)
+    }
+
+    /// Sends the client a log message (`notifications/message`) at
+    /// `level`, from `logger` when given, unless the client asked
+    /// (`logging/setLevel`) for more severe levels only. `data` is any
+    /// JSON: a string, or an object of details.
+    ///
+    /// # Errors
+    ///
+    /// As [`Peer::notify`](jsonrpc_runtime::Peer::notify): the connection
+    /// is closed, or `data` does not serialize.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Peer::notify`](jsonrpc_runtime::Peer::notify).
+    pub async fn log(
+        &self,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: impl Serialize,
+    ) -> Result<(), jsonrpc_runtime::peer::SendError> {
+        if (level as u8) < self.session.log_level.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let data =
+            serde_json::to_value(data).map_err(jsonrpc_runtime::peer::SendError::InvalidParams)?;
+        let params = LoggingMessageParams {
+            level,
+            logger: logger.map(str::to_owned),
+            data,
+        };
+        self.ctx
+            .peer()
+            .notify("notifications/message", params)
+            .await
     }
 }
 

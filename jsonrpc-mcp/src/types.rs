@@ -90,6 +90,52 @@ pub struct ServerCapabilities {
     /// Prompts (`prompts/list`, `prompts/get`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<PromptsCapability>,
+    /// Log messages to the client (`logging/setLevel`,
+    /// `notifications/message`); an empty object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<Map<String, Value>>,
+}
+
+/// A log message's severity, least severe first (RFC 5424's levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum LogLevel {
+    /// Debugging detail.
+    Debug,
+    /// Information.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// A warning.
+    Warning,
+    /// An error.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+/// `logging/setLevel`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetLevelParams {
+    /// The least severe level the client wants.
+    pub level: LogLevel,
+}
+
+/// `notifications/message`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggingMessageParams {
+    /// Its severity.
+    pub level: LogLevel,
+    /// Who logged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// What is logged: a string, or an object of details.
+    pub data: Value,
 }
 
 /// The server's resources capability.

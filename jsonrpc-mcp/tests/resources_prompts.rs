@@ -86,7 +86,9 @@ async fn session(server: &McpServer) -> (Peer, Peer) {
         .config(Config::mcp())
         .router(server.router())
         .spawn(server_side);
-    let client = Peer::builder().config(Config::mcp()).spawn(client_side);
+    let client = Peer::builder()
+        .config(Config::mcp_client())
+        .spawn(client_side);
     let init: Value = client
         .call(
             "initialize",
@@ -112,7 +114,9 @@ async fn capabilities_name_resources_and_prompts_only_when_there_are_some() {
         .config(Config::mcp())
         .router(server().router())
         .spawn(server_side);
-    let client = Peer::builder().config(Config::mcp()).spawn(client_side);
+    let client = Peer::builder()
+        .config(Config::mcp_client())
+        .spawn(client_side);
     let init: Value = client
         .call(
             "initialize",
@@ -125,7 +129,8 @@ async fn capabilities_name_resources_and_prompts_only_when_there_are_some() {
         json!({
             "tools": {"listChanged": false},
             "resources": {"subscribe": false, "listChanged": false},
-            "prompts": {"listChanged": false}
+            "prompts": {"listChanged": false},
+            "logging": {}
         })
     );
 

@@ -3,9 +3,9 @@
 //! and pages, calls, tool errors and protocol errors, structured results
 //! and content types, and what a tool sees of its session.
 
-use jsonrpc_mcp::types::{CallToolResult, Content, ResourceContents, ToolAnnotations};
+use jsonrpc_mcp::types::{CallToolResult, Content, LogLevel, ResourceContents, ToolAnnotations};
 use jsonrpc_mcp::{Json, McpServer, ToolContext, ToolError, ToolInfo, PROTOCOL_VERSIONS};
-use jsonrpc_runtime::{CallError, Config, ErrorObject, Peer, Transport};
+use jsonrpc_runtime::{CallError, Config, Context, ErrorObject, Peer, Router, Transport};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -85,6 +85,20 @@ fn server() -> McpServer {
             },
         )
         .tool(
+            "chatty",
+            "Logs at two levels.",
+            |_: NoArgs, cx: ToolContext| async move {
+                let failed = |e: jsonrpc_runtime::peer::SendError| ToolError::new(e.to_string());
+                cx.log(LogLevel::Debug, Some("chatty"), "a detail")
+                    .await
+                    .map_err(failed)?;
+                cx.log(LogLevel::Warning, None, json!({"disk": "full"}))
+                    .await
+                    .map_err(failed)?;
+                Ok::<_, ToolError>("logged")
+            },
+        )
+        .tool(
             "whoami",
             "The session as the tool sees it.",
             |_: NoArgs, cx: ToolContext| async move {
@@ -107,7 +121,9 @@ fn connect(server: &McpServer) -> (Peer, Peer) {
         .config(Config::mcp())
         .router(server.router())
         .spawn(server_side);
-    let client = Peer::builder().config(Config::mcp()).spawn(client_side);
+    let client = Peer::builder()
+        .config(Config::mcp_client())
+        .spawn(client_side);
     (client, server)
 }
 
@@ -161,7 +177,7 @@ async fn initialize_answers_each_known_revision_and_the_newest_for_another() {
         assert_eq!(init["instructions"], "Adds numbers.");
         assert_eq!(
             init["capabilities"],
-            json!({"tools": {"listChanged": false}})
+            json!({"tools": {"listChanged": false}, "logging": {}})
         );
     }
 }
@@ -186,7 +202,15 @@ async fn tools_list_describes_each_tool_with_its_schemas() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["add", "add_structured", "fail", "refuse", "media", "whoami"]
+        [
+            "add",
+            "add_structured",
+            "fail",
+            "refuse",
+            "media",
+            "chatty",
+            "whoami"
+        ]
     );
     assert!(list.get("nextCursor").is_none(), "{list}");
 
@@ -232,7 +256,7 @@ async fn tools_list_pages_follow_the_cursor_to_the_end() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["media", "whoami"]);
+    assert_eq!(names, ["media", "chatty", "whoami"]);
     assert!(second.get("nextCursor").is_none(), "{second}");
 
     for bad in ["x", "-1", "99"] {
@@ -340,4 +364,60 @@ fn a_second_tool_of_one_name_is_refused() {
     let _ = server().tool("add", "Again.", |_: NoArgs, _: ToolContext| async move {
         Ok::<_, ToolError>("again")
     });
+}
+
+#[tokio::test]
+async fn log_messages_reach_the_client_at_the_level_it_set() {
+    let (messages_tx, mut messages) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let (client_side, server_side) = Transport::pair(64);
+    let _server = Peer::builder()
+        .config(Config::mcp())
+        .router(server().router())
+        .spawn(server_side);
+    let client_routes =
+        Router::new().notification("notifications/message", move |params: Value, _: Context| {
+            let _ = messages_tx.send(params);
+            async {}
+        });
+    let client = Peer::builder()
+        .config(Config::mcp_client())
+        .router(client_routes)
+        .spawn(client_side);
+    initialize(&client, "2025-11-25").await;
+
+    // Every level until the client says.
+    call(&client, "chatty", json!({})).await.unwrap();
+    assert_eq!(
+        next(&mut messages).await,
+        json!({"level": "debug", "logger": "chatty", "data": "a detail"})
+    );
+    assert_eq!(
+        next(&mut messages).await,
+        json!({"level": "warning", "data": {"disk": "full"}})
+    );
+
+    let set: Value = client
+        .call("logging/setLevel", json!({"level": "info"}))
+        .await
+        .unwrap();
+    assert_eq!(set, json!({}));
+    call(&client, "chatty", json!({})).await.unwrap();
+    assert_eq!(next(&mut messages).await["level"], "warning");
+    // The debug message was not sent: the next one is from the next call.
+    call(&client, "chatty", json!({})).await.unwrap();
+    assert_eq!(next(&mut messages).await["level"], "warning");
+
+    let refused = client
+        .call::<Value>("logging/setLevel", json!({"level": "loud"}))
+        .await
+        .unwrap_err();
+    assert_eq!(code(refused), -32602);
+}
+
+/// The next log message the client got; a hang is a failure, not a wait.
+async fn next(messages: &mut tokio::sync::mpsc::UnboundedReceiver<Value>) -> Value {
+    tokio::time::timeout(std::time::Duration::from_secs(30), messages.recv())
+        .await
+        .expect("a log message within 30 s")
+        .expect("the client is running")
 }
