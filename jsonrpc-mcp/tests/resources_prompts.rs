@@ -7,10 +7,13 @@ use jsonrpc_mcp::prompts::PromptMessage;
 use jsonrpc_mcp::resources::{Resource, ResourceTemplate, RESOURCE_NOT_FOUND};
 use jsonrpc_mcp::types::ResourceContents;
 use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
-use jsonrpc_runtime::{CallError, Config, Peer, Transport};
+use jsonrpc_runtime::{CallError, Peer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
+
+mod common;
+use common::{code, connect, initialize};
 
 fn text(uri: &str, text: &str) -> ResourceContents {
     ResourceContents {
@@ -80,50 +83,18 @@ fn server() -> McpServer {
         )
 }
 
+/// A session of `server`, initialized on 2025-11-25.
 async fn session(server: &McpServer) -> (Peer, Peer) {
-    let (client_side, server_side) = Transport::pair(64);
-    let server = Peer::builder()
-        .config(Config::mcp())
-        .router(server.router())
-        .spawn(server_side);
-    let client = Peer::builder()
-        .config(Config::mcp_client())
-        .spawn(client_side);
-    let init: Value = client
-        .call(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
-        )
-        .await
-        .unwrap();
+    let (client, server) = connect(server);
+    let init = initialize(&client, "2025-11-25").await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
     (client, server)
 }
 
-fn code(error: CallError) -> i64 {
-    match error {
-        CallError::Rpc(error) => error.code.0,
-        other => panic!("expected an error answer, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn capabilities_name_resources_and_prompts_only_when_there_are_some() {
-    let (client_side, server_side) = Transport::pair(64);
-    let _server = Peer::builder()
-        .config(Config::mcp())
-        .router(server().router())
-        .spawn(server_side);
-    let client = Peer::builder()
-        .config(Config::mcp_client())
-        .spawn(client_side);
-    let init: Value = client
-        .call(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
-        )
-        .await
-        .unwrap();
+    let (client, _server) = connect(&server());
+    let init = initialize(&client, "2025-11-25").await;
     assert_eq!(
         init["capabilities"],
         json!({

@@ -10,6 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+mod common;
+use common::{code, connect, initialize};
+
 #[derive(Deserialize, JsonSchema)]
 struct AddArgs {
     /// The first number.
@@ -114,44 +117,10 @@ fn server() -> McpServer {
         )
 }
 
-/// A client peer on a fresh session of `server`.
-fn connect(server: &McpServer) -> (Peer, Peer) {
-    let (client_side, server_side) = Transport::pair(64);
-    let server = Peer::builder()
-        .config(Config::mcp())
-        .router(server.router())
-        .spawn(server_side);
-    let client = Peer::builder()
-        .config(Config::mcp_client())
-        .spawn(client_side);
-    (client, server)
-}
-
-async fn initialize(client: &Peer, version: &str) -> Value {
-    client
-        .call(
-            "initialize",
-            json!({
-                "protocolVersion": version,
-                "capabilities": {"roots": {"listChanged": true}},
-                "clientInfo": {"name": "test-client", "version": "0.0.1"}
-            }),
-        )
-        .await
-        .expect("initialize")
-}
-
 async fn call(client: &Peer, name: &str, arguments: Value) -> Result<Value, CallError> {
     client
         .call("tools/call", json!({"name": name, "arguments": arguments}))
         .await
-}
-
-fn code(error: CallError) -> i64 {
-    match error {
-        CallError::Rpc(error) => error.code.0,
-        other => panic!("expected an error answer, got {other:?}"),
-    }
 }
 
 #[tokio::test]
