@@ -1,0 +1,451 @@
+//! The server side: a catalog of typed tools, resources and prompts,
+//! served as the MCP methods of a runtime [`Router`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::AtomicU8;
+use std::sync::{Arc, OnceLock};
+
+use futures_util::future::BoxFuture;
+use jsonrpc_runtime::{Context, ErrorObject, Router};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::prompts::{arguments_of, GetPromptResult, Prompt, PromptEntry, PromptMessage};
+use crate::resources::{
+    reader, Resource, ResourceEntry, ResourceTemplate, TemplateEntry, UriPattern,
+};
+use crate::types::{
+    Implementation, InitializeParams, LogLevel, ResourceContents, Tool, ToolAnnotations,
+};
+
+mod results;
+mod session;
+
+use self::results::{object_schema, schema_generator, ToolOutcome};
+pub use self::results::{IntoToolResult, Json, ToolError};
+use self::session::Session;
+pub use self::session::ToolContext;
+
+/// How many tools one `tools/list` page holds unless
+/// [`page_size`](McpServer::page_size) says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+type RunTool =
+    dyn Fn(Option<Box<RawValue>>, ToolContext) -> BoxFuture<'static, ToolOutcome> + Send + Sync;
+
+/// A tool of the catalog: its description and how to run it.
+struct Entry {
+    tool: Tool,
+    run: Arc<RunTool>,
+}
+
+/// What [`McpServer::on_initialize`] runs.
+type OnInitialize = dyn Fn(&InitializeParams, &'static str, &Context) + Send + Sync;
+
+/// The server's name, instructions and tools, shared by every session.
+#[derive(Clone)]
+struct Catalog {
+    info: Implementation,
+    instructions: Option<String>,
+    on_initialize: Option<Arc<OnInitialize>>,
+    entries: Vec<Arc<Entry>>,
+    by_name: HashMap<String, usize>,
+    resources: Vec<Arc<ResourceEntry>>,
+    resources_by_uri: HashMap<String, usize>,
+    templates: Vec<Arc<TemplateEntry>>,
+    prompts: Vec<Arc<PromptEntry>>,
+    prompts_by_name: HashMap<String, usize>,
+    page_size: usize,
+}
+
+/// An MCP server: its identity and its tools, each a typed async function
+/// whose argument type gives the tool's input schema.
+///
+/// [`router`](Self::router) serves it as a [`Router`] for one session
+/// (`initialize` with version negotiation, `notifications/initialized`,
+/// `tools/list` with pagination, `tools/call`); run that router on a peer
+/// with [`Config::mcp`](jsonrpc_runtime::Config::mcp), which adds `ping`,
+/// cancellation, progress and the rule that nothing but `ping` comes
+/// before `initialize`. Over Streamable HTTP, give the listener a closure
+/// that makes one router per session.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
+/// use jsonrpc_runtime::{Config, Peer, Transport};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct AddArgs {
+///     /// The first number.
+///     a: i64,
+///     /// The second number.
+///     b: i64,
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = McpServer::new("calculator", "1.0.0").tool(
+///     "add",
+///     "Adds two numbers.",
+///     |args: AddArgs, _cx: ToolContext| async move { Ok::<_, ToolError>(format!("{}", args.a + args.b)) },
+/// );
+///
+/// let (client_side, server_side) = Transport::pair(64);
+/// let _server = Peer::builder().config(Config::mcp()).router(server.router()).spawn(server_side);
+/// let client = Peer::builder().config(Config::mcp_client()).spawn(client_side);
+/// let init: serde_json::Value = client
+///     .call("initialize", serde_json::json!({
+///         "protocolVersion": "2025-11-25", "capabilities": {},
+///         "clientInfo": {"name": "doc", "version": "0"}
+///     }))
+///     .await?;
+/// assert_eq!(init["protocolVersion"], "2025-11-25");
+/// let sum: serde_json::Value = client
+///     .call("tools/call", serde_json::json!({"name": "add", "arguments": {"a": 2, "b": 3}}))
+///     .await?;
+/// assert_eq!(sum["content"][0]["text"], "5");
+/// # Ok::<(), jsonrpc_runtime::CallError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    catalog: Arc<Catalog>,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tools: Vec<&str> = self
+            .catalog
+            .entries
+            .iter()
+            .map(|e| e.tool.name.as_str())
+            .collect();
+        f.debug_struct("McpServer")
+            .field("info", &self.catalog.info)
+            .field("tools", &tools)
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// A server named `name` at `version`, with no tools yet.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        McpServer {
+            catalog: Arc::new(Catalog {
+                info: Implementation {
+                    name: name.into(),
+                    title: None,
+                    version: version.into(),
+                },
+                instructions: None,
+                on_initialize: None,
+                entries: Vec::new(),
+                by_name: HashMap::new(),
+                resources: Vec::new(),
+                resources_by_uri: HashMap::new(),
+                templates: Vec::new(),
+                prompts: Vec::new(),
+                prompts_by_name: HashMap::new(),
+                page_size: DEFAULT_PAGE_SIZE,
+            }),
+        }
+    }
+
+    /// A name for people to read, in `serverInfo.title`.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.catalog).info.title = Some(title.into());
+        self
+    }
+
+    /// How to use the server, sent in `initialize`'s result for the
+    /// client's model.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.catalog).instructions = Some(instructions.into());
+        self
+    }
+
+    /// Runs `hook` on each `initialize`, before it is answered: the
+    /// client's params, the revision it gets, and the request's context
+    /// (who is calling: over Streamable HTTP, the identity an `on_connect`
+    /// hook set). For logs and metrics; the answer does not depend on it.
+    #[must_use]
+    pub fn on_initialize<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&InitializeParams, &'static str, &Context) + Send + Sync + 'static,
+    {
+        Arc::make_mut(&mut self.catalog).on_initialize = Some(Arc::new(hook));
+        self
+    }
+
+    /// How many items one page of `tools/list`, `resources/list`,
+    /// `resources/templates/list` or `prompts/list` holds (default
+    /// [`DEFAULT_PAGE_SIZE`]; at least 1).
+    #[must_use]
+    pub fn page_size(mut self, tools: usize) -> Self {
+        Arc::make_mut(&mut self.catalog).page_size = tools.max(1);
+        self
+    }
+
+    /// Adds the tool `name`, described for the model by `description`: a
+    /// call decodes its `arguments` as `A` (whose JSON Schema is the tool's
+    /// `inputSchema`) and runs `handler`. The handler's `Ok` becomes the
+    /// result (see [`IntoToolResult`]: text, [`Content`], [`Json`] for a
+    /// structured result with an `outputSchema`); its [`ToolError`] an
+    /// `isError` result the model reads.
+    ///
+    /// # Panics
+    ///
+    /// When a tool named `name` is already there.
+    #[must_use]
+    #[track_caller]
+    pub fn tool<A, R, F, Fut>(self, name: &str, description: &str, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        self.tool_with(ToolInfo::new(name).description(description), handler)
+    }
+
+    /// [`tool`](Self::tool) with a title and annotations as well.
+    ///
+    /// # Panics
+    ///
+    /// When a tool of that name is already there.
+    #[must_use]
+    #[track_caller]
+    pub fn tool_with<A, R, F, Fut>(mut self, info: ToolInfo, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        let mut generator = schema_generator();
+        let input_schema = object_schema(generator.root_schema_for::<A>().to_value());
+        let output_schema = R::output_schema(&mut generator);
+        let name = info.name.clone();
+        let tool = Tool {
+            name: info.name,
+            title: info.title,
+            description: info.description,
+            input_schema,
+            output_schema,
+            annotations: info.annotations,
+        };
+        let handler = Arc::new(handler);
+        let tool_name: Arc<str> = Arc::from(name.as_str());
+        let run: Arc<RunTool> = Arc::new(move |arguments, cx: ToolContext| {
+            let handler = handler.clone();
+            let tool_name = tool_name.clone();
+            Box::pin(async move {
+                let raw = arguments.as_deref().map_or("{}", RawValue::get);
+                let args = match serde_json::from_str::<A>(raw) {
+                    Ok(args) => args,
+                    Err(e) => return cx.session.argument_error(&tool_name, &e),
+                };
+                match handler(args, cx).await {
+                    Ok(result) => result.into_tool_result(),
+                    Err(error) => error.into_outcome(),
+                }
+            })
+        });
+        let catalog = Arc::make_mut(&mut self.catalog);
+        assert!(
+            !catalog.by_name.contains_key(&name),
+            "the MCP server already has a tool named `{name}`"
+        );
+        catalog.by_name.insert(name, catalog.entries.len());
+        catalog.entries.push(Arc::new(Entry { tool, run }));
+        self
+    }
+
+    /// Adds the resource `resource`, read by `handler` (given its URI) for
+    /// `resources/read`; `resources/list` lists it.
+    ///
+    /// # Panics
+    ///
+    /// When a resource with that URI is already there.
+    #[must_use]
+    #[track_caller]
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        let read = reader(move |uri, _, cx| handler(uri, cx));
+        let catalog = Arc::make_mut(&mut self.catalog);
+        assert!(
+            !catalog.resources_by_uri.contains_key(&resource.uri),
+            "the MCP server already has a resource `{}`",
+            resource.uri
+        );
+        catalog
+            .resources_by_uri
+            .insert(resource.uri.clone(), catalog.resources.len());
+        catalog
+            .resources
+            .push(Arc::new(ResourceEntry { resource, read }));
+        self
+    }
+
+    /// Adds the template `template`: `resources/read` of a URI it matches
+    /// runs `handler` with the URI and the template's variables
+    /// (`file:///{path}` read as `file:///a/b.txt` gives `path` = `a/b.txt`).
+    /// A fixed resource of the same URI comes first; templates are tried
+    /// in the order they were added.
+    ///
+    /// # Panics
+    ///
+    /// When the template is not of literal text and `{name}` expressions
+    /// (two of them side by side, an operator such as `{+path}`, an
+    /// unmatched brace).
+    #[must_use]
+    #[track_caller]
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        let Some(pattern) = UriPattern::parse(&template.uri_template) else {
+            panic!(
+                "`{}` is not a URI template of literal text and `{{name}}` expressions",
+                template.uri_template
+            );
+        };
+        let read = reader(handler);
+        Arc::make_mut(&mut self.catalog)
+            .templates
+            .push(Arc::new(TemplateEntry {
+                template,
+                pattern,
+                read,
+            }));
+        self
+    }
+
+    /// Adds the prompt `name`: `prompts/get` decodes its arguments (a map
+    /// of strings) as `A`, whose fields (their doc comments, and whether
+    /// they are optional) are the prompt's arguments in `prompts/list`, and
+    /// runs `handler` for its messages. Arguments that do not fit are
+    /// -32602.
+    ///
+    /// # Panics
+    ///
+    /// When a prompt named `name` is already there.
+    #[must_use]
+    #[track_caller]
+    pub fn prompt<A, F, Fut>(mut self, name: &str, description: &str, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<PromptMessage>, ToolError>> + Send + 'static,
+    {
+        let schema = schema_generator().root_schema_for::<A>().to_value();
+        let prompt = Prompt {
+            name: name.to_owned(),
+            title: None,
+            description: Some(description.to_owned()),
+            arguments: arguments_of(&schema),
+        };
+        let handler = Arc::new(handler);
+        let prompt_name: Arc<str> = Arc::from(name);
+        let description: Arc<str> = Arc::from(description);
+        let get: Arc<crate::prompts::GetFn> = Arc::new(move |arguments, cx| {
+            let handler = handler.clone();
+            let prompt_name = prompt_name.clone();
+            let description = description.clone();
+            Box::pin(async move {
+                let value = serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?;
+                let args = serde_json::from_value::<A>(value).map_err(|e| {
+                    ErrorObject::invalid_params(format!(
+                        "invalid arguments for prompt `{prompt_name}`: {e}"
+                    ))
+                })?;
+                let messages = handler(args, cx).await.map_err(ToolError::into_error)?;
+                Ok(GetPromptResult {
+                    description: Some(description.to_string()),
+                    messages,
+                })
+            })
+        });
+        let catalog = Arc::make_mut(&mut self.catalog);
+        assert!(
+            !catalog.prompts_by_name.contains_key(name),
+            "the MCP server already has a prompt named `{name}`"
+        );
+        catalog
+            .prompts_by_name
+            .insert(name.to_owned(), catalog.prompts.len());
+        catalog.prompts.push(Arc::new(PromptEntry { prompt, get }));
+        self
+    }
+
+    /// The tools, in the order they were added.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.catalog.entries.iter().map(|e| &e.tool)
+    }
+
+    /// The MCP methods for one session, as a router to run on a peer with
+    /// [`Config::mcp`](jsonrpc_runtime::Config::mcp). Each call makes a new
+    /// session: what its client negotiated is its own.
+    pub fn router(&self) -> Router {
+        let session = Arc::new(Session {
+            catalog: self.catalog.clone(),
+            negotiated: OnceLock::new(),
+            log_level: AtomicU8::new(LogLevel::Debug as u8),
+        });
+        session::routes(session)
+    }
+}
+
+/// A tool's name, title, description and annotations, for
+/// [`McpServer::tool_with`].
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    annotations: Option<ToolAnnotations>,
+}
+
+impl ToolInfo {
+    /// A tool named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        ToolInfo {
+            name: name.into(),
+            title: None,
+            description: None,
+            annotations: None,
+        }
+    }
+
+    /// A name for people to read.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What it does, for the model.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Hints about its behaviour.
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
