@@ -196,7 +196,7 @@ impl McpServer {
     /// Adds the tool `name`, described for the model by `description`: a
     /// call decodes its `arguments` as `A` (whose JSON Schema is the tool's
     /// `inputSchema`) and runs `handler`. The handler's `Ok` becomes the
-    /// result (see [`IntoToolResult`]: text, [`Content`], [`Json`] for a
+    /// result (see [`IntoToolResult`]: text, [`Content`](crate::types::Content), [`Json`] for a
     /// structured result with an `outputSchema`); its [`ToolError`] an
     /// `isError` result the model reads.
     ///
