@@ -17,6 +17,7 @@
 //! | `resources/list`, `resources/templates/list` | fixed resources and URI templates ([`McpServer::resource`], [`McpServer::resource_template`]), paginated |
 //! | `resources/read` | the fixed resource of the URI, else the first template matching it (its variables given to the handler); -32002 when there is neither |
 //! | `prompts/list`, `prompts/get` | prompts whose arguments are a typed struct's fields ([`McpServer::prompt`]); an unknown prompt or arguments that do not fit are -32602 |
+//! | `completion/complete` | suggestions for a prompt's argument or a template's variable from the completer added for it ([`McpServer::complete_prompt_argument`], [`McpServer::complete_template_variable`]), at most 100 with `total` and `hasMore`; none for an argument without a completer; -32602 for a prompt or template the server does not have |
 //! | `logging/setLevel` | keeps the least severe level the client wants; [`ToolContext::log`] sends `notifications/message` at that level or above |
 //! | `tools/call` | decodes the arguments and runs the tool; an unknown tool is -32602; arguments that do not fit are a tool error (`isError`) from `2025-11-25` on and -32602 before, as each revision says; a [`ToolError`] is `isError` with its message |
 //!
@@ -65,6 +66,7 @@
 //! }
 //! ```
 
+pub mod completion;
 pub mod prompts;
 pub mod resources;
 mod server;

@@ -90,6 +90,9 @@ pub struct ServerCapabilities {
     /// Prompts (`prompts/list`, `prompts/get`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<PromptsCapability>,
+    /// Suggestions for arguments (`completion/complete`); an empty object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<Map<String, Value>>,
     /// Log messages to the client (`logging/setLevel`,
     /// `notifications/message`); an empty object.
     #[serde(default, skip_serializing_if = "Option::is_none")]

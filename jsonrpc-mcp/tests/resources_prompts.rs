@@ -81,6 +81,32 @@ fn server() -> McpServer {
                 ])
             },
         )
+        .complete_prompt_argument(
+            "review",
+            "focus",
+            |typed: String, given, _: ToolContext| async move {
+                // Completions may depend on the other arguments.
+                let code = given.get("code").cloned().unwrap_or_default();
+                let mut topics = vec!["bugs".to_owned(), "bounds".to_owned(), "style".to_owned()];
+                if code.contains("unsafe") {
+                    topics.insert(0, "soundness".to_owned());
+                }
+                Ok(topics
+                    .into_iter()
+                    .filter(|t| t.starts_with(&typed))
+                    .collect())
+            },
+        )
+        .complete_template_variable(
+            "test://users/{id}/posts/{post}",
+            "id",
+            |typed: String, _, _: ToolContext| async move {
+                Ok((0..250)
+                    .map(|n| n.to_string())
+                    .filter(|id| id.starts_with(&typed))
+                    .collect())
+            },
+        )
 }
 
 /// A session of `server`, initialized on 2025-11-25.
@@ -101,6 +127,7 @@ async fn capabilities_name_resources_and_prompts_only_when_there_are_some() {
             "tools": {"listChanged": false},
             "resources": {"subscribe": false, "listChanged": false},
             "prompts": {"listChanged": false},
+            "completions": {},
             "logging": {}
         })
     );
@@ -259,4 +286,67 @@ fn a_template_with_an_operator_is_refused() {
         ResourceTemplate::new("file:///{+path}", "files"),
         |_: String, _, _: ToolContext| async move { Ok(Vec::new()) },
     );
+}
+
+#[tokio::test]
+async fn completion_suggests_from_the_completer_of_each_argument() {
+    let (client, _server) = session(&server()).await;
+    let complete = |reference: Value, name: &str, value: &str, context: Value| {
+        client.call::<Value>(
+            "completion/complete",
+            json!({"ref": reference, "argument": {"name": name, "value": value}, "context": {"arguments": context}}),
+        )
+    };
+    let focus = complete(
+        json!({"type": "ref/prompt", "name": "review"}),
+        "focus",
+        "b",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        focus,
+        json!({"completion": {"values": ["bugs", "bounds"], "hasMore": false}})
+    );
+    let given = complete(
+        json!({"type": "ref/prompt", "name": "review"}),
+        "focus",
+        "",
+        json!({"code": "unsafe { x }"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(given["completion"]["values"][0], "soundness", "{given}");
+
+    let template = json!({"type": "ref/resource", "uri": "test://users/{id}/posts/{post}"});
+    let ids = complete(template.clone(), "id", "", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(ids["completion"]["values"].as_array().unwrap().len(), 100);
+    assert_eq!(ids["completion"]["total"], 250);
+    assert_eq!(ids["completion"]["hasMore"], true);
+    let twos = complete(template.clone(), "id", "24", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        twos["completion"]["values"],
+        json!(["24", "240", "241", "242", "243", "244", "245", "246", "247", "248", "249"])
+    );
+    // An argument with no completer: no suggestions.
+    let none = complete(template, "post", "1", json!({})).await.unwrap();
+    assert_eq!(
+        none,
+        json!({"completion": {"values": [], "hasMore": false}})
+    );
+
+    for unknown in [
+        json!({"type": "ref/prompt", "name": "nope"}),
+        json!({"type": "ref/resource", "uri": "test://nope/{x}"}),
+    ] {
+        let refused = complete(unknown.clone(), "x", "", json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(refused), -32602, "{unknown}");
+    }
 }

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use crate::completion::{completer, CompleteFn, Completers, Reference};
 use crate::prompts::{arguments_of, GetPromptResult, Prompt, PromptEntry, PromptMessage};
 use crate::resources::{
     reader, Resource, ResourceEntry, ResourceTemplate, TemplateEntry, UriPattern,
@@ -58,6 +59,7 @@ struct Catalog {
     templates: Vec<Arc<TemplateEntry>>,
     prompts: Vec<Arc<PromptEntry>>,
     prompts_by_name: HashMap<String, usize>,
+    completers: Completers,
     page_size: usize,
 }
 
@@ -151,6 +153,7 @@ impl McpServer {
                 templates: Vec::new(),
                 prompts: Vec::new(),
                 prompts_by_name: HashMap::new(),
+                completers: Completers::new(),
                 page_size: DEFAULT_PAGE_SIZE,
             }),
         }
@@ -386,6 +389,48 @@ impl McpServer {
             .prompts_by_name
             .insert(name.to_owned(), catalog.prompts.len());
         catalog.prompts.push(Arc::new(PromptEntry { prompt, get }));
+        self
+    }
+
+    /// Completes the argument `argument` of the prompt `prompt` with
+    /// `handler`, given what the user has typed and the other arguments
+    /// already given; its values, best first (the first 100 are sent).
+    #[must_use]
+    pub fn complete_prompt_argument<F, Fut>(self, prompt: &str, argument: &str, handler: F) -> Self
+    where
+        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<String>, ToolError>> + Send + 'static,
+    {
+        let reference = Reference::Prompt {
+            name: prompt.to_owned(),
+        };
+        self.completer(reference, argument, completer(handler))
+    }
+
+    /// Completes the variable `variable` of the resource template
+    /// `uri_template` with `handler` (as
+    /// [`complete_prompt_argument`](Self::complete_prompt_argument)).
+    #[must_use]
+    pub fn complete_template_variable<F, Fut>(
+        self,
+        uri_template: &str,
+        variable: &str,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<String>, ToolError>> + Send + 'static,
+    {
+        let reference = Reference::Resource {
+            uri: uri_template.to_owned(),
+        };
+        self.completer(reference, variable, completer(handler))
+    }
+
+    fn completer(mut self, reference: Reference, argument: &str, run: Arc<CompleteFn>) -> Self {
+        Arc::make_mut(&mut self.catalog)
+            .completers
+            .insert((reference, argument.to_owned()), run);
         self
     }
 

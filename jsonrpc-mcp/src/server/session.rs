@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::results::ToolOutcome;
 use super::Catalog;
+use crate::completion::{CompleteParams, CompleteResult, Completion, Reference};
 use crate::prompts::{GetPromptParams, GetPromptResult, ListPromptsResult};
 use crate::resources::{
     not_found, ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams,
@@ -64,11 +65,21 @@ pub(super) fn routes(session: Arc<Session>) -> Router {
     } else {
         router
     };
-    if session.catalog.prompts.is_empty() {
+    let router = if session.catalog.prompts.is_empty() {
         router
     } else {
         prompt_routes(router, &session)
+    };
+    if session.catalog.completers.is_empty() {
+        return router;
     }
+    router.request(
+        "completion/complete",
+        move |params: CompleteParams, ctx: Context| {
+            let session = session.clone();
+            async move { session.complete(params, ctx).await }
+        },
+    )
 }
 
 /// `resources/list`, `resources/templates/list` and `resources/read`.
@@ -184,6 +195,7 @@ impl Session {
                 }),
                 resources: self.offers_resources().then(ResourcesCapability::default),
                 logging: Some(serde_json::Map::new()),
+                completions: (!catalog.completers.is_empty()).then(serde_json::Map::new),
                 prompts: (!catalog.prompts.is_empty()).then(PromptsCapability::default),
             },
             server_info: catalog.info.clone(),
@@ -269,6 +281,41 @@ impl Session {
         let cx = ToolContext { ctx, session: self };
         let contents = read(uri, vars, cx).await?;
         Ok(ReadResourceResult { contents })
+    }
+
+    /// `completion/complete`: the completer of that argument, none when
+    /// it has no completer; -32602 for a prompt or template the server does
+    /// not have.
+    async fn complete(
+        self: Arc<Self>,
+        params: CompleteParams,
+        ctx: Context,
+    ) -> Result<CompleteResult, ErrorObject> {
+        let catalog = self.catalog.clone();
+        let known = match &params.reference {
+            Reference::Prompt { name } => catalog.prompts_by_name.contains_key(name),
+            Reference::Resource { uri } => catalog
+                .templates
+                .iter()
+                .any(|t| t.template.uri_template == *uri),
+        };
+        if !known {
+            return Err(ErrorObject::invalid_params(match &params.reference {
+                Reference::Prompt { name } => format!("unknown prompt `{name}`"),
+                Reference::Resource { uri } => format!("unknown resource template `{uri}`"),
+            }));
+        }
+        let key = (params.reference, params.argument.name);
+        let Some(run) = catalog.completers.get(&key).cloned() else {
+            return Ok(CompleteResult {
+                completion: Completion::default(),
+            });
+        };
+        let cx = ToolContext { ctx, session: self };
+        let values = run(params.argument.value, params.context.arguments, cx).await?;
+        Ok(CompleteResult {
+            completion: Completion::capped(values),
+        })
     }
 
     /// One page of `prompts/list`.
