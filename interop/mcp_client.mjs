@@ -108,6 +108,13 @@ async function suite(label, transport, logs) {
   assert.equal(review.messages[0].content.text, 'Review this code, looking for typos:\n\nx = 1');
   check(`${label}: prompts: list with arguments, get`);
 
+  const completed = await client.complete({
+    ref: { type: 'ref/prompt', name: 'review' },
+    argument: { name: 'focus', value: 'b' },
+  });
+  assert.deepEqual(completed.completion.values, ['bugs', 'bounds checks']);
+  check(`${label}: completion/complete for a prompt argument`);
+
   const progress = [];
   const slept = await client.callTool(
     { name: 'sleep', arguments: { ms: 200 } },

@@ -11,6 +11,7 @@ import time
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
+from mcp.types import PromptReference
 from mcp.client.stdio import stdio_client
 
 try:  # 2.x
@@ -119,6 +120,11 @@ async def suite(label: str, read, write, logs=None) -> None:
         assert review.messages[0].role == "user"
         assert review.messages[0].content.text == "Review this code, looking for typos:\n\nx = 1", review
         check(f"{label}: prompts: list with arguments, get")
+        completed = await session.complete(
+            PromptReference(type="ref/prompt", name="review"), {"name": "focus", "value": "b"}
+        )
+        assert completed.completion.values == ["bugs", "bounds checks"], completed
+        check(f"{label}: completion/complete for a prompt argument")
         reports = []
 
         async def on_progress(progress, total, message):

@@ -21,7 +21,7 @@
 //! - `resources/list` lists `example://readme`, `resources/templates/list`
 //!   the template `example://echo/{text}` (reading `example://echo/hi`
 //!   gives `hi`), and `prompts/get review {code, focus?}` fills a prompt
-//!   in.
+//!   in; `completion/complete` suggests values for its `focus`.
 //! - An unknown tool is -32602; arguments that do not fit the tool are a
 //!   tool error (`isError: true`) on `2025-11-25` and -32602 on the earlier
 //!   revisions, as each revision says.
@@ -164,6 +164,18 @@ fn server() -> McpServer {
                     "Review this code, looking for {focus}:\n\n{}",
                     args.code
                 ))])
+            },
+        )
+        .complete_prompt_argument(
+            "review",
+            "focus",
+            |typed: String, _, _: ToolContext| async move {
+                let topics = ["bugs", "bounds checks", "naming", "performance", "style"];
+                Ok(topics
+                    .iter()
+                    .filter(|topic| topic.starts_with(typed.as_str()))
+                    .map(|topic| (*topic).to_owned())
+                    .collect())
             },
         )
 }
