@@ -306,6 +306,39 @@ impl McpServer {
     /// A fixed resource of the same URI comes first; templates are tried
     /// in the order they were added.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_mcp::resources::ResourceTemplate;
+    /// use jsonrpc_mcp::types::ResourceContents;
+    /// use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
+    /// use jsonrpc_runtime::{Config, Peer, Transport};
+    /// use serde_json::{json, Value};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = McpServer::new("users", "1.0.0").resource_template(
+    ///     ResourceTemplate::new("users://{id}/profile", "profile").mime_type("text/plain"),
+    ///     |uri: String, vars, _: ToolContext| async move {
+    ///         Ok::<_, ToolError>(vec![ResourceContents {
+    ///             uri,
+    ///             mime_type: Some("text/plain".to_owned()),
+    ///             text: Some(format!("the profile of user {}", vars["id"])),
+    ///             blob: None,
+    ///         }])
+    ///     },
+    /// );
+    /// let (client_side, server_side) = Transport::pair(64);
+    /// let _server = Peer::builder().config(Config::mcp()).router(server.router()).spawn(server_side);
+    /// let client = Peer::builder().config(Config::mcp_client()).spawn(client_side);
+    /// let _: Value = client
+    ///     .call("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "doc", "version": "0"}}))
+    ///     .await?;
+    /// let read: Value = client.call("resources/read", json!({"uri": "users://42/profile"})).await?;
+    /// assert_eq!(read["contents"][0]["text"], "the profile of user 42");
+    /// # Ok::<(), jsonrpc_runtime::CallError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
     /// # Panics
     ///
     /// When the template is not of literal text and `{name}` expressions
@@ -340,6 +373,35 @@ impl McpServer {
     /// they are optional) are the prompt's arguments in `prompts/list`, and
     /// runs `handler` for its messages. Arguments that do not fit are
     /// -32602.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_mcp::prompts::PromptMessage;
+    /// use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Summarize {
+    ///     /// The text to summarize.
+    ///     text: String,
+    ///     /// How many sentences (three when left out).
+    ///     sentences: Option<String>,
+    /// }
+    ///
+    /// let server = McpServer::new("writer", "1.0.0").prompt(
+    ///     "summarize",
+    ///     "Asks for a summary.",
+    ///     |args: Summarize, _: ToolContext| async move {
+    ///         let n = args.sentences.unwrap_or_else(|| "three".to_owned());
+    ///         Ok::<_, ToolError>(vec![PromptMessage::user(format!("Summarize in {n} sentences:\n{}", args.text))])
+    ///     },
+    /// );
+    /// # let _ = server;
+    /// // `prompts/list` shows two arguments: `text` (required) and
+    /// // `sentences` (optional), each with its doc comment.
+    /// ```
     ///
     /// # Panics
     ///
