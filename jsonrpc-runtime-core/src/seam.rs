@@ -1,5 +1,6 @@
 //! What `jsonrpc-runtime`'s transports and servers use of the core's
-//! internals: the runtime seam, the trace points, connection numbers.
+//! internals that are not items of a public module: the runtime seam and
+//! the trace points. (The rest it uses is `#[doc(hidden)]` in place.)
 //! Not part of the public API: names and signatures change without notice.
 
 /// The runtime seam: spawning and timers.

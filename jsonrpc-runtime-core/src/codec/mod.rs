@@ -301,6 +301,30 @@ pub enum Frame {
     Refused(FrameRefusal),
 }
 
+impl Frame {
+    /// The message's bytes, or why the framer refused it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::codec::{Frame, FrameRefusal};
+    ///
+    /// let frame = Frame::Message(bytes::Bytes::from_static(b"{}"));
+    /// assert_eq!(frame.into_message().unwrap(), &b"{}"[..]);
+    /// assert_eq!(Frame::Refused(FrameRefusal::Binary).into_message(), Err(FrameRefusal::Binary));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The refusal, for a message the framer did not deliver.
+    pub fn into_message(self) -> Result<Bytes, FrameRefusal> {
+        match self {
+            Frame::Message(bytes) => Ok(bytes),
+            Frame::Refused(why) => Err(why),
+        }
+    }
+}
+
 /// Why a framer refused one message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -333,6 +333,31 @@ pub enum Parsed {
     Batch(Vec<Message>),
 }
 
+impl Parsed {
+    /// The one message, or the batch's elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::message::{Message, ParseOptions};
+    ///
+    /// let one = Message::parse(r#"{"jsonrpc":"2.0","method":"ping"}"#, &ParseOptions::default());
+    /// assert!(matches!(one.into_single(), Ok(Message::Notification(_))));
+    /// let two = Message::parse(r#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]"#, &ParseOptions::default());
+    /// assert_eq!(two.into_single().unwrap_err().len(), 2);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The elements, when the frame was a batch.
+    pub fn into_single(self) -> Result<Message, Vec<Message>> {
+        match self {
+            Parsed::Single(message) => Ok(message),
+            Parsed::Batch(messages) => Err(messages),
+        }
+    }
+}
+
 impl Message {
     /// Classifies one frame's text by the rules in the module docs.
     pub fn parse(text: &str, options: &ParseOptions) -> Parsed {

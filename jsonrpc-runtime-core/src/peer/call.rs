@@ -1,7 +1,13 @@
 //! Outbound calls: ids, options, the call methods, and cancellation.
 
+use std::convert::Infallible;
+use std::future::Future as _;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
+
+use bytes::Bytes;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -9,13 +15,11 @@ use serde::Serialize;
 use super::pending::{Receiver, RegisterError, TypedSlot};
 use super::{Call, CallError, Outcome, Peer, ProgressCall, SendError, Shared};
 use crate::config::{IdKind, IdStrategy};
-use bytes::Bytes;
 
 use crate::id::Id;
 use crate::message::Extras;
 use crate::message::RpcError;
 use crate::policy::ProgressPolicy;
-use std::convert::Infallible;
 
 /// Makes outbound request ids as the config's [`IdStrategy`] says.
 pub(crate) struct IdSource {
@@ -183,21 +187,20 @@ pub(super) fn poll_answer<R, E>(
     shared: &Shared,
     id: &Id,
     rx: &mut Receiver<R, E>,
-    cx: &mut std::task::Context<'_>,
-    expired: impl FnOnce(&mut std::task::Context<'_>) -> bool,
-) -> std::task::Poll<Result<R, CallError<E>>> {
-    use std::future::Future as _;
-    if let std::task::Poll::Ready(answer) = std::pin::Pin::new(rx).poll(cx) {
+    cx: &mut TaskContext<'_>,
+    expired: impl FnOnce(&mut TaskContext<'_>) -> bool,
+) -> Poll<Result<R, CallError<E>>> {
+    if let Poll::Ready(answer) = Pin::new(rx).poll(cx) {
         shared.wake_idle();
-        return std::task::Poll::Ready(
+        return Poll::Ready(
             answer.unwrap_or_else(|_| Err(CallError::Closed(shared.reason_or_local()))),
         );
     }
     if !expired(cx) {
-        return std::task::Poll::Pending;
+        return Poll::Pending;
     }
     forget_call(shared, id);
-    std::task::Poll::Ready(Err(CallError::TimedOut))
+    Poll::Ready(Err(CallError::TimedOut))
 }
 
 /// Gives up on a call dropped (or timed out) before its answer: removes its
@@ -491,12 +494,7 @@ impl Peer {
         params: impl Serialize,
         extras: &Extras,
     ) -> Result<(), SendError> {
-        let body = self
-            .shared
-            .message_frame(None, method, &params, extras)
-            .map_err(SendError::InvalidParams)?;
-        drop(params);
-        self.shared.send(body).await
+        self.send_message(None, method, params, extras).await
     }
 
     /// Sends a request with an id of the caller's choosing, without waiting
@@ -518,10 +516,23 @@ impl Peer {
         params: impl Serialize,
         extras: &Extras,
     ) -> Result<(), SendError> {
+        self.send_message(Some(&id), method, params, extras).await
+    }
+
+    /// Sends a message nothing waits for an answer to, once the outbound
+    /// budget has room: a notification, or a request with `id`.
+    async fn send_message(
+        &self,
+        id: Option<&Id>,
+        method: &str,
+        params: impl Serialize,
+        extras: &Extras,
+    ) -> Result<(), SendError> {
         let body = self
             .shared
-            .message_frame(Some(&id), method, &params, extras)
+            .message_frame(id, method, &params, extras)
             .map_err(SendError::InvalidParams)?;
+        // Not held across the wait for room.
         drop(params);
         self.shared.send(body).await
     }

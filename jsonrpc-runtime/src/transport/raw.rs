@@ -10,11 +10,11 @@ use serde::Serialize;
 use tokio::process::Command;
 
 use super::{ChildProcess, ProcessExit, TransportError};
-use crate::codec::{Frame, FrameRefusal};
+use crate::codec::FrameRefusal;
 use crate::config::Config;
 use crate::Id;
 use crate::message::ErrorObject;
-use crate::message::{self, Dialect, Extras, Message, ParseOptions, Parsed, RefusedMessage};
+use crate::message::{self, Dialect, Extras, Message, ParseOptions, RefusedMessage};
 
 /// A JSON-RPC client for a child process, driven message by message: it
 /// sends requests with ids from 1, notifications and answers, and yields
@@ -209,17 +209,14 @@ impl RawClient {
             Ok(frame) => frame,
             Err(e) => return Some(Err(RawError::Transport(e))),
         };
-        let bytes = match frame {
-            Frame::Message(bytes) => bytes,
-            Frame::Refused(why) => return Some(Err(RawError::Refused(why))),
-            // A kind of frame added to the core after this client.
-            _ => return Some(Err(RawError::Transport(TransportError::Closed))),
+        let bytes = match frame.into_message() {
+            Ok(bytes) => bytes,
+            Err(why) => return Some(Err(RawError::Refused(why))),
         };
-        Some(match Message::parse_bytes(&bytes, &self.options) {
-            Parsed::Single(Message::Refused(refusal)) => Err(RawError::Malformed(refusal)),
-            Parsed::Single(message) => Ok(message),
-            Parsed::Batch(messages) => Err(RawError::Batch(messages.len())),
-            _ => Err(RawError::Batch(0)),
+        Some(match Message::parse_bytes(&bytes, &self.options).into_single() {
+            Ok(Message::Refused(refusal)) => Err(RawError::Malformed(refusal)),
+            Ok(message) => Ok(message),
+            Err(batch) => Err(RawError::Batch(batch.len())),
         })
     }
 
