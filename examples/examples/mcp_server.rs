@@ -144,7 +144,7 @@ fn server() -> McpServer {
                 .description("What this server is.")
                 .mime_type("text/plain"),
             |uri: String, _: ToolContext| async move {
-                Ok(vec![text_contents(uri, README.to_owned())])
+                Ok(vec![ResourceContents::text(uri, "text/plain", README)])
             },
         )
         .resource_template(
@@ -152,7 +152,7 @@ fn server() -> McpServer {
                 .description("A resource whose text is the end of its URI.")
                 .mime_type("text/plain"),
             |uri: String, vars: HashMap<String, String>, _: ToolContext| async move {
-                Ok(vec![text_contents(uri, vars["text"].clone())])
+                Ok(vec![ResourceContents::text(uri, "text/plain", vars["text"].as_str())])
             },
         )
         .prompt(
@@ -182,16 +182,6 @@ fn server() -> McpServer {
 
 /// The text of the `example://readme` resource.
 const README: &str = "An MCP server built with jsonrpc-mcp: four tools, two resources, one prompt.";
-
-/// A text resource's contents.
-fn text_contents(uri: String, text: String) -> ResourceContents {
-    ResourceContents {
-        uri,
-        mime_type: Some("text/plain".to_owned()),
-        text: Some(text),
-        blob: None,
-    }
-}
 
 /// The `review` prompt's arguments.
 #[derive(Deserialize, JsonSchema)]

@@ -110,11 +110,11 @@ impl PromptMessage {
     }
 }
 
-/// How a prompt is got: its arguments (as sent), the context.
+/// How a prompt's messages are made: its arguments (as sent), the context.
 pub(crate) type GetFn = dyn Fn(
         HashMap<String, String>,
         crate::ToolContext,
-    ) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>>
+    ) -> BoxFuture<'static, Result<Vec<PromptMessage>, ErrorObject>>
     + Send
     + Sync;
 

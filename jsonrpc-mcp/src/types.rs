@@ -129,16 +129,17 @@ pub struct SetLevelParams {
     pub level: LogLevel,
 }
 
-/// `notifications/message`'s params.
+/// `notifications/message`'s params; `data` is whatever was logged (read
+/// back, a JSON value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoggingMessageParams {
+pub struct LoggingMessageParams<D = Value> {
     /// Its severity.
     pub level: LogLevel,
     /// Who logged it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logger: Option<String>,
     /// What is logged: a string, or an object of details.
-    pub data: Value,
+    pub data: D,
 }
 
 /// The server's resources capability.
@@ -374,4 +375,27 @@ pub struct ResourceContents {
     /// Its bytes in base64, for a binary one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
+}
+
+impl ResourceContents {
+    /// The text `text` of the resource at `uri`, of type `mime_type`.
+    pub fn text(uri: impl Into<String>, mime_type: &str, text: impl Into<String>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime_type.to_owned()),
+            text: Some(text.into()),
+            blob: None,
+        }
+    }
+
+    /// The bytes (`base64`, already encoded) of the resource at `uri`, of
+    /// type `mime_type`.
+    pub fn blob(uri: impl Into<String>, mime_type: &str, base64: impl Into<String>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime_type.to_owned()),
+            text: None,
+            blob: Some(base64.into()),
+        }
+    }
 }

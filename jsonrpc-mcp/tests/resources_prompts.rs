@@ -15,15 +15,6 @@ use serde_json::{json, Value};
 mod common;
 use common::{code, connect, initialize};
 
-fn text(uri: &str, text: &str) -> ResourceContents {
-    ResourceContents {
-        uri: uri.to_owned(),
-        mime_type: Some("text/plain".to_owned()),
-        text: Some(text.to_owned()),
-        blob: None,
-    }
-}
-
 #[derive(Deserialize, JsonSchema)]
 struct ReviewArgs {
     /// The code to review.
@@ -39,7 +30,13 @@ fn server() -> McpServer {
             Resource::new("test://static/readme", "readme")
                 .description("The read-me.")
                 .mime_type("text/plain"),
-            |uri: String, _: ToolContext| async move { Ok(vec![text(&uri, "read me")]) },
+            |uri: String, _: ToolContext| async move {
+                Ok(vec![ResourceContents::text(
+                    uri.as_str(),
+                    "text/plain",
+                    "read me",
+                )])
+            },
         )
         .resource(
             Resource::new("test://static/broken", "broken"),
@@ -50,21 +47,18 @@ fn server() -> McpServer {
         .resource(
             Resource::new("test://static/logo", "logo").mime_type("image/png"),
             |uri: String, _: ToolContext| async move {
-                Ok(vec![ResourceContents {
+                Ok(vec![ResourceContents::blob(
                     uri,
-                    mime_type: Some("image/png".to_owned()),
-                    text: None,
-                    blob: Some("iVBORw0KGgo=".to_owned()),
-                }])
+                    "image/png",
+                    "iVBORw0KGgo=",
+                )])
             },
         )
         .resource_template(
             ResourceTemplate::new("test://users/{id}/posts/{post}", "post").mime_type("text/plain"),
             |uri: String, vars, _: ToolContext| async move {
-                Ok(vec![text(
-                    &uri,
-                    &format!("post {} of user {}", vars["post"], vars["id"]),
-                )])
+                let text = format!("post {} of user {}", vars["post"], vars["id"]);
+                Ok(vec![ResourceContents::text(uri, "text/plain", text)])
             },
         )
         .prompt(

@@ -78,12 +78,11 @@ fn server() -> McpServer {
                     Content::image("iVBORw0KGgo=", "image/png"),
                     Content::audio("UklGRg==", "audio/wav"),
                     Content::resource_link("file:///readme.md", "readme"),
-                    Content::resource(ResourceContents {
-                        uri: "file:///notes.txt".to_owned(),
-                        mime_type: Some("text/plain".to_owned()),
-                        text: Some("notes".to_owned()),
-                        blob: None,
-                    }),
+                    Content::resource(ResourceContents::text(
+                        "file:///notes.txt",
+                        "text/plain",
+                        "notes",
+                    )),
                 ])
             },
         )

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::completion::{completer, CompleteFn, Completers, Reference};
-use crate::prompts::{arguments_of, GetPromptResult, Prompt, PromptEntry, PromptMessage};
+use crate::prompts::{arguments_of, Prompt, PromptEntry, PromptMessage};
 use crate::resources::{
     reader, Resource, ResourceEntry, ResourceTemplate, TemplateEntry, UriPattern,
 };
@@ -30,7 +30,8 @@ pub use self::results::{IntoToolResult, Json, ToolError};
 use self::session::Session;
 pub use self::session::ToolContext;
 
-/// How many tools one `tools/list` page holds unless
+/// How many items one page of a list (`tools/list`, `resources/list`,
+/// `resources/templates/list`, `prompts/list`) holds unless
 /// [`page_size`](McpServer::page_size) says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -46,29 +47,69 @@ struct Entry {
 /// What [`McpServer::on_initialize`] runs.
 type OnInitialize = dyn Fn(&InitializeParams, &'static str, &Context) + Send + Sync;
 
-/// The server's name, instructions and tools, shared by every session.
+/// The server's name, instructions, tools, resources and prompts, shared
+/// by every session.
 #[derive(Clone)]
 struct Catalog {
     info: Implementation,
     instructions: Option<String>,
     on_initialize: Option<Arc<OnInitialize>>,
-    entries: Vec<Arc<Entry>>,
-    by_name: HashMap<String, usize>,
-    resources: Vec<Arc<ResourceEntry>>,
-    resources_by_uri: HashMap<String, usize>,
+    tools: Listed<Entry>,
+    resources: Listed<ResourceEntry>,
     templates: Vec<Arc<TemplateEntry>>,
-    prompts: Vec<Arc<PromptEntry>>,
-    prompts_by_name: HashMap<String, usize>,
+    prompts: Listed<PromptEntry>,
     completers: Completers,
     page_size: usize,
 }
 
-/// An MCP server: its identity and its tools, each a typed async function
-/// whose argument type gives the tool's input schema.
+/// Items in the order they were added (the order of their list), each
+/// found by its name (a resource's: its URI).
+struct Listed<T> {
+    items: Vec<Arc<T>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl<T> Listed<T> {
+    fn new() -> Self {
+        Listed {
+            items: Vec::new(),
+            by_name: HashMap::new(),
+        }
+    }
+
+    /// Adds `item` as `name`; `what` says what it is, for the panic.
+    #[track_caller]
+    fn push(&mut self, name: String, item: T, what: &str) {
+        assert!(
+            !self.by_name.contains_key(&name),
+            "the MCP server already has {what} `{name}`"
+        );
+        self.by_name.insert(name, self.items.len());
+        self.items.push(Arc::new(item));
+    }
+
+    fn get(&self, name: &str) -> Option<&Arc<T>> {
+        self.by_name.get(name).map(|&index| &self.items[index])
+    }
+}
+
+impl<T> Clone for Listed<T> {
+    fn clone(&self) -> Self {
+        Listed {
+            items: self.items.clone(),
+            by_name: self.by_name.clone(),
+        }
+    }
+}
+
+/// An MCP server: its identity, its tools (each a typed async function
+/// whose argument type gives the tool's input schema), resources, prompts
+/// and completers.
 ///
 /// [`router`](Self::router) serves it as a [`Router`] for one session
 /// (`initialize` with version negotiation, `notifications/initialized`,
-/// `tools/list` with pagination, `tools/call`); run that router on a peer
+/// `tools/list` with pagination, `tools/call`, and the methods of
+/// resources, prompts, completion and logging); run that router on a peer
 /// with [`Config::mcp`](jsonrpc_runtime::Config::mcp), which adds `ping`,
 /// cancellation, progress and the rule that nothing but `ping` comes
 /// before `initialize`. Over Streamable HTTP, give the listener a closure
@@ -123,7 +164,8 @@ impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let tools: Vec<&str> = self
             .catalog
-            .entries
+            .tools
+            .items
             .iter()
             .map(|e| e.tool.name.as_str())
             .collect();
@@ -146,13 +188,10 @@ impl McpServer {
                 },
                 instructions: None,
                 on_initialize: None,
-                entries: Vec::new(),
-                by_name: HashMap::new(),
-                resources: Vec::new(),
-                resources_by_uri: HashMap::new(),
+                tools: Listed::new(),
+                resources: Listed::new(),
                 templates: Vec::new(),
-                prompts: Vec::new(),
-                prompts_by_name: HashMap::new(),
+                prompts: Listed::new(),
                 completers: Completers::new(),
                 page_size: DEFAULT_PAGE_SIZE,
             }),
@@ -191,8 +230,8 @@ impl McpServer {
     /// `resources/templates/list` or `prompts/list` holds (default
     /// [`DEFAULT_PAGE_SIZE`]; at least 1).
     #[must_use]
-    pub fn page_size(mut self, tools: usize) -> Self {
-        Arc::make_mut(&mut self.catalog).page_size = tools.max(1);
+    pub fn page_size(mut self, items: usize) -> Self {
+        Arc::make_mut(&mut self.catalog).page_size = items.max(1);
         self
     }
 
@@ -261,13 +300,9 @@ impl McpServer {
                 }
             })
         });
-        let catalog = Arc::make_mut(&mut self.catalog);
-        assert!(
-            !catalog.by_name.contains_key(&name),
-            "the MCP server already has a tool named `{name}`"
-        );
-        catalog.by_name.insert(name, catalog.entries.len());
-        catalog.entries.push(Arc::new(Entry { tool, run }));
+        Arc::make_mut(&mut self.catalog)
+            .tools
+            .push(name, Entry { tool, run }, "a tool named");
         self
     }
 
@@ -285,18 +320,12 @@ impl McpServer {
         Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
     {
         let read = reader(move |uri, _, cx| handler(uri, cx));
-        let catalog = Arc::make_mut(&mut self.catalog);
-        assert!(
-            !catalog.resources_by_uri.contains_key(&resource.uri),
-            "the MCP server already has a resource `{}`",
-            resource.uri
+        let uri = resource.uri.clone();
+        Arc::make_mut(&mut self.catalog).resources.push(
+            uri,
+            ResourceEntry { resource, read },
+            "a resource",
         );
-        catalog
-            .resources_by_uri
-            .insert(resource.uri.clone(), catalog.resources.len());
-        catalog
-            .resources
-            .push(Arc::new(ResourceEntry { resource, read }));
         self
     }
 
@@ -319,12 +348,8 @@ impl McpServer {
     /// let server = McpServer::new("users", "1.0.0").resource_template(
     ///     ResourceTemplate::new("users://{id}/profile", "profile").mime_type("text/plain"),
     ///     |uri: String, vars, _: ToolContext| async move {
-    ///         Ok::<_, ToolError>(vec![ResourceContents {
-    ///             uri,
-    ///             mime_type: Some("text/plain".to_owned()),
-    ///             text: Some(format!("the profile of user {}", vars["id"])),
-    ///             blob: None,
-    ///         }])
+    ///         let text = format!("the profile of user {}", vars["id"]);
+    ///         Ok::<_, ToolError>(vec![ResourceContents::text(uri, "text/plain", text)])
     ///     },
     /// );
     /// let (client_side, server_side) = Transport::pair(64);
@@ -423,11 +448,9 @@ impl McpServer {
         };
         let handler = Arc::new(handler);
         let prompt_name: Arc<str> = Arc::from(name);
-        let description: Arc<str> = Arc::from(description);
         let get: Arc<crate::prompts::GetFn> = Arc::new(move |arguments, cx| {
             let handler = handler.clone();
             let prompt_name = prompt_name.clone();
-            let description = description.clone();
             Box::pin(async move {
                 let value = serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?;
                 let args = serde_json::from_value::<A>(value).map_err(|e| {
@@ -435,22 +458,14 @@ impl McpServer {
                         "invalid arguments for prompt `{prompt_name}`: {e}"
                     ))
                 })?;
-                let messages = handler(args, cx).await.map_err(ToolError::into_error)?;
-                Ok(GetPromptResult {
-                    description: Some(description.to_string()),
-                    messages,
-                })
+                handler(args, cx).await.map_err(ToolError::into_error)
             })
         });
-        let catalog = Arc::make_mut(&mut self.catalog);
-        assert!(
-            !catalog.prompts_by_name.contains_key(name),
-            "the MCP server already has a prompt named `{name}`"
+        Arc::make_mut(&mut self.catalog).prompts.push(
+            name.to_owned(),
+            PromptEntry { prompt, get },
+            "a prompt named",
         );
-        catalog
-            .prompts_by_name
-            .insert(name.to_owned(), catalog.prompts.len());
-        catalog.prompts.push(Arc::new(PromptEntry { prompt, get }));
         self
     }
 
@@ -498,7 +513,7 @@ impl McpServer {
 
     /// The tools, in the order they were added.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.catalog.entries.iter().map(|e| &e.tool)
+        self.catalog.tools.items.iter().map(|e| &e.tool)
     }
 
     /// The MCP methods for one session, as a router to run on a peer with

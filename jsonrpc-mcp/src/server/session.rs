@@ -3,11 +3,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::{ready, Future};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use jsonrpc_runtime::{Context, ErrorObject, Router};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -26,129 +28,80 @@ use crate::types::{
     LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS,
 };
 
-/// The MCP methods of one session.
+/// The MCP methods of one session; those of resources, prompts and
+/// completion only when the server has some.
 pub(super) fn routes(session: Arc<Session>) -> Router {
-    let (init, list, call) = (session.clone(), session.clone(), session.clone());
-    let level = session.clone();
-    let router = Router::new()
-        .request(
-            "initialize",
-            move |params: InitializeParams, ctx: Context| {
-                let result = init.initialize(params, &ctx);
-                async move { Ok::<_, ErrorObject>(result) }
-            },
-        )
+    let catalog = session.catalog.clone();
+    let mut router = Router::new()
         .notification(
             "notifications/initialized",
             |_: Option<Value>, _: Context| async {},
         )
-        .request(
-            "tools/list",
-            move |params: Option<PaginatedParams>, _: Context| {
-                let page = list.list_tools(params.unwrap_or_default());
-                async move { page }
-            },
-        )
-        .request("tools/call", move |params: CallToolParams, ctx: Context| {
-            let session = call.clone();
-            async move { session.call_tool(params, ctx).await }
-        })
-        .request(
-            "logging/setLevel",
-            move |params: SetLevelParams, _: Context| {
-                level.log_level.store(params.level as u8, Ordering::Relaxed);
-                async { Ok::<_, ErrorObject>(serde_json::Map::new()) }
-            },
-        );
-    let router = if session.offers_resources() {
-        resource_routes(router, &session)
-    } else {
-        router
-    };
-    let router = if session.catalog.prompts.is_empty() {
-        router
-    } else {
-        prompt_routes(router, &session)
-    };
-    if session.catalog.completers.is_empty() {
-        return router;
-    }
-    router.request(
-        "completion/complete",
-        move |params: CompleteParams, ctx: Context| {
+        .request("initialize", {
             let session = session.clone();
-            async move { session.complete(params, ctx).await }
+            move |params: InitializeParams, ctx: Context| {
+                let result = session.initialize(params, &ctx);
+                async move { Ok::<_, ErrorObject>(result) }
+            }
+        });
+    router = on(
+        router,
+        "tools/list",
+        &session,
+        |s, p: Option<PaginatedParams>, _| ready(s.list_tools(p.unwrap_or_default())),
+    );
+    router = on(router, "tools/call", &session, Session::call_tool);
+    router = on(
+        router,
+        "logging/setLevel",
+        &session,
+        |s, p: SetLevelParams, _| {
+            s.log_level.store(p.level as u8, Ordering::Relaxed);
+            ready(Ok(serde_json::Map::new()))
         },
-    )
-}
-
-/// `resources/list`, `resources/templates/list` and `resources/read`.
-fn resource_routes(router: Router, session: &Arc<Session>) -> Router {
-    let (list, templates, read) = (session.clone(), session.clone(), session.clone());
-    router
-        .request(
+    );
+    if session.offers_resources() {
+        router = on(
+            router,
             "resources/list",
-            move |params: Option<PaginatedParams>, _: Context| {
-                let page = list.list_resources(params.unwrap_or_default());
-                async move { page }
-            },
-        )
-        .request(
+            &session,
+            |s, p: Option<PaginatedParams>, _| ready(s.list_resources(p.unwrap_or_default())),
+        );
+        router = on(
+            router,
             "resources/templates/list",
-            move |params: Option<PaginatedParams>, _: Context| {
-                let page = templates.list_templates(params.unwrap_or_default());
-                async move { page }
-            },
-        )
-        .request(
-            "resources/read",
-            move |params: ReadResourceParams, ctx: Context| {
-                let session = read.clone();
-                async move { session.read_resource(params.uri, ctx).await }
-            },
-        )
-}
-
-/// `prompts/list` and `prompts/get`.
-fn prompt_routes(router: Router, session: &Arc<Session>) -> Router {
-    let (list, get) = (session.clone(), session.clone());
-    router
-        .request(
+            &session,
+            |s, p: Option<PaginatedParams>, _| ready(s.list_templates(p.unwrap_or_default())),
+        );
+        router = on(router, "resources/read", &session, Session::read_resource);
+    }
+    if !catalog.prompts.items.is_empty() {
+        router = on(
+            router,
             "prompts/list",
-            move |params: Option<PaginatedParams>, _: Context| {
-                let page = list.list_prompts(params.unwrap_or_default());
-                async move { page }
-            },
-        )
-        .request(
-            "prompts/get",
-            move |params: GetPromptParams, ctx: Context| {
-                let session = get.clone();
-                async move { session.get_prompt(params, ctx).await }
-            },
-        )
+            &session,
+            |s, p: Option<PaginatedParams>, _| ready(s.list_prompts(p.unwrap_or_default())),
+        );
+        router = on(router, "prompts/get", &session, Session::get_prompt);
+    }
+    if !catalog.completers.is_empty() {
+        router = on(router, "completion/complete", &session, Session::complete);
+    }
+    router
 }
 
-/// One page of `items` from `cursor` (where the previous page ended; none
-/// for the first), and the next page's cursor.
-fn page<T: Clone>(
-    items: &[T],
-    cursor: Option<&str>,
-    size: usize,
-) -> Result<(Vec<T>, Option<String>), ErrorObject> {
-    let start = match cursor {
-        None => 0,
-        Some(cursor) => cursor
-            .parse::<usize>()
-            .ok()
-            .filter(|start| *start <= items.len())
-            .ok_or_else(|| {
-                ErrorObject::invalid_params(format!("`{cursor}` is not a cursor of this list"))
-            })?,
-    };
-    let end = (start + size).min(items.len());
-    let next = (end < items.len()).then(|| end.to_string());
-    Ok((items[start..end].to_vec(), next))
+/// `router` with `method` answered by `answer` on this session.
+fn on<P, R, F, Fut>(router: Router, method: &str, session: &Arc<Session>, answer: F) -> Router
+where
+    P: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(Arc<Session>, P, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+{
+    let session = session.clone();
+    router.request(method, move |params: P, ctx: Context| {
+        answer(session.clone(), params, ctx)
+    })
 }
 
 /// One session's state: what its client negotiated.
@@ -161,7 +114,7 @@ pub(super) struct Session {
 }
 
 /// What `initialize` settled.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Negotiated {
     version: &'static str,
     capabilities: ClientCapabilities,
@@ -196,7 +149,7 @@ impl Session {
                 resources: self.offers_resources().then(ResourcesCapability::default),
                 logging: Some(serde_json::Map::new()),
                 completions: (!catalog.completers.is_empty()).then(serde_json::Map::new),
-                prompts: (!catalog.prompts.is_empty()).then(PromptsCapability::default),
+                prompts: (!catalog.prompts.items.is_empty()).then(PromptsCapability::default),
             },
             server_info: catalog.info.clone(),
             instructions: catalog.instructions.clone(),
@@ -210,35 +163,55 @@ impl Session {
             .map_or(LATEST_PROTOCOL_VERSION, |n| n.version)
     }
 
+    /// One page of `items` from `params`' cursor (where the previous
+    /// page ended; none for the first), each described by `describe`, and
+    /// the next page's cursor.
+    fn page<T, U>(
+        &self,
+        items: &[Arc<T>],
+        params: PaginatedParams,
+        describe: impl Fn(&T) -> U,
+    ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
+        let start = match params.cursor.as_deref() {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= items.len())
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("`{cursor}` is not a cursor of this list"))
+                })?,
+        };
+        let end = (start + self.catalog.page_size).min(items.len());
+        let next = (end < items.len()).then(|| end.to_string());
+        Ok((
+            items[start..end]
+                .iter()
+                .map(|item| describe(item))
+                .collect(),
+            next,
+        ))
+    }
+
     /// One page of `tools/list`.
     fn list_tools(&self, params: PaginatedParams) -> Result<ListToolsResult, ErrorObject> {
-        let catalog = &self.catalog;
-        let (entries, next_cursor) = page(
-            &catalog.entries,
-            params.cursor.as_deref(),
-            catalog.page_size,
-        )?;
-        Ok(ListToolsResult {
-            tools: entries.iter().map(|e| e.tool.clone()).collect(),
-            next_cursor,
-        })
+        let (tools, next_cursor) =
+            self.page(&self.catalog.tools.items, params, |e| e.tool.clone())?;
+        Ok(ListToolsResult { tools, next_cursor })
     }
 
     /// Whether the server has resources or templates to offer.
     fn offers_resources(&self) -> bool {
-        !self.catalog.resources.is_empty() || !self.catalog.templates.is_empty()
+        !self.catalog.resources.items.is_empty() || !self.catalog.templates.is_empty()
     }
 
     /// One page of `resources/list`.
     fn list_resources(&self, params: PaginatedParams) -> Result<ListResourcesResult, ErrorObject> {
-        let catalog = &self.catalog;
-        let (entries, next_cursor) = page(
-            &catalog.resources,
-            params.cursor.as_deref(),
-            catalog.page_size,
-        )?;
+        let (resources, next_cursor) = self.page(&self.catalog.resources.items, params, |e| {
+            e.resource.clone()
+        })?;
         Ok(ListResourcesResult {
-            resources: entries.iter().map(|e| e.resource.clone()).collect(),
+            resources,
             next_cursor,
         })
     }
@@ -248,14 +221,20 @@ impl Session {
         &self,
         params: PaginatedParams,
     ) -> Result<ListResourceTemplatesResult, ErrorObject> {
-        let catalog = &self.catalog;
-        let (entries, next_cursor) = page(
-            &catalog.templates,
-            params.cursor.as_deref(),
-            catalog.page_size,
-        )?;
+        let (resource_templates, next_cursor) =
+            self.page(&self.catalog.templates, params, |e| e.template.clone())?;
         Ok(ListResourceTemplatesResult {
-            resource_templates: entries.iter().map(|e| e.template.clone()).collect(),
+            resource_templates,
+            next_cursor,
+        })
+    }
+
+    /// One page of `prompts/list`.
+    fn list_prompts(&self, params: PaginatedParams) -> Result<ListPromptsResult, ErrorObject> {
+        let (prompts, next_cursor) =
+            self.page(&self.catalog.prompts.items, params, |e| e.prompt.clone())?;
+        Ok(ListPromptsResult {
+            prompts,
             next_cursor,
         })
     }
@@ -264,12 +243,13 @@ impl Session {
     /// template that matches it; -32002 when there is neither.
     async fn read_resource(
         self: Arc<Self>,
-        uri: String,
+        params: ReadResourceParams,
         ctx: Context,
     ) -> Result<ReadResourceResult, ErrorObject> {
+        let uri = params.uri;
         let catalog = self.catalog.clone();
-        let found = match catalog.resources_by_uri.get(&uri) {
-            Some(&index) => Some((catalog.resources[index].read.clone(), HashMap::new())),
+        let found = match catalog.resources.get(&uri) {
+            Some(entry) => Some((entry.read.clone(), HashMap::new())),
             None => catalog
                 .templates
                 .iter()
@@ -292,18 +272,20 @@ impl Session {
         ctx: Context,
     ) -> Result<CompleteResult, ErrorObject> {
         let catalog = self.catalog.clone();
-        let known = match &params.reference {
-            Reference::Prompt { name } => catalog.prompts_by_name.contains_key(name),
-            Reference::Resource { uri } => catalog
+        let unknown = match &params.reference {
+            Reference::Prompt { name } => catalog
+                .prompts
+                .get(name)
+                .is_none()
+                .then(|| format!("unknown prompt `{name}`")),
+            Reference::Resource { uri } => (!catalog
                 .templates
                 .iter()
-                .any(|t| t.template.uri_template == *uri),
+                .any(|t| t.template.uri_template == *uri))
+            .then(|| format!("unknown resource template `{uri}`")),
         };
-        if !known {
-            return Err(ErrorObject::invalid_params(match &params.reference {
-                Reference::Prompt { name } => format!("unknown prompt `{name}`"),
-                Reference::Resource { uri } => format!("unknown resource template `{uri}`"),
-            }));
+        if let Some(message) = unknown {
+            return Err(ErrorObject::invalid_params(message));
         }
         let key = (params.reference, params.argument.name);
         let Some(run) = catalog.completers.get(&key).cloned() else {
@@ -318,47 +300,35 @@ impl Session {
         })
     }
 
-    /// One page of `prompts/list`.
-    fn list_prompts(&self, params: PaginatedParams) -> Result<ListPromptsResult, ErrorObject> {
-        let catalog = &self.catalog;
-        let (entries, next_cursor) = page(
-            &catalog.prompts,
-            params.cursor.as_deref(),
-            catalog.page_size,
-        )?;
-        Ok(ListPromptsResult {
-            prompts: entries.iter().map(|e| e.prompt.clone()).collect(),
-            next_cursor,
-        })
-    }
-
     /// `prompts/get`: an unknown prompt is -32602.
     async fn get_prompt(
         self: Arc<Self>,
         params: GetPromptParams,
         ctx: Context,
     ) -> Result<GetPromptResult, ErrorObject> {
-        let Some(&index) = self.catalog.prompts_by_name.get(&params.name) else {
+        let Some(entry) = self.catalog.prompts.get(&params.name).cloned() else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown prompt `{}`",
                 params.name
             )));
         };
-        let get = self.catalog.prompts[index].get.clone();
         let cx = ToolContext { ctx, session: self };
-        get(params.arguments, cx).await
+        let messages = (entry.get)(params.arguments, cx).await?;
+        Ok(GetPromptResult {
+            description: entry.prompt.description.clone(),
+            messages,
+        })
     }
 
     /// Runs `tools/call`: an unknown tool is -32602, as the specification's
     /// error handling says.
     async fn call_tool(self: Arc<Self>, params: CallToolParams, ctx: Context) -> ToolOutcome {
-        let Some(&index) = self.catalog.by_name.get(&params.name) else {
+        let Some(entry) = self.catalog.tools.get(&params.name).cloned() else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown tool `{}`",
                 params.name
             )));
         };
-        let entry = self.catalog.entries[index].clone();
         let cx = ToolContext { ctx, session: self };
         (entry.run)(params.arguments, cx).await
     }
@@ -367,6 +337,7 @@ impl Session {
     /// (the model can correct them), -32602 before.
     pub(super) fn argument_error(&self, tool: &str, error: &serde_json::Error) -> ToolOutcome {
         let message = format!("invalid arguments for `{tool}`: {error}");
+        // Revisions are dates: they order as strings.
         if self.version() >= ARGUMENT_ERRORS_AS_TOOL_ERRORS {
             Ok(CallToolResult::error(message))
         } else {
@@ -436,8 +407,6 @@ impl ToolContext {
         if (level as u8) < self.session.log_level.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let data =
-            serde_json::to_value(data).map_err(jsonrpc_runtime::peer::SendError::InvalidParams)?;
         let params = LoggingMessageParams {
             level,
             logger: logger.map(str::to_owned),
