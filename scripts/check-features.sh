@@ -46,4 +46,4 @@ fi
 check jsonrpc-runtime-core --features tower,openrpc --target wasm32-unknown-unknown
 check jsonrpc-runtime --no-default-features --features macros,tower,openrpc --target wasm32-unknown-unknown
 check jsonrpc-mcp --target wasm32-unknown-unknown
-echo "check-features: $count features alone, none, all (core and runtime), and wasm32: ok"
+echo "check-features: $count features alone, none, all (core and runtime), and the core, the runtime without defaults and jsonrpc-mcp for wasm32: ok"
