@@ -66,6 +66,7 @@
 //! }
 //! ```
 
+pub mod client_features;
 pub mod completion;
 pub mod prompts;
 pub mod resources;
@@ -73,6 +74,7 @@ mod server;
 pub mod types;
 
 pub use self::server::{
-    IntoToolResult, Json, McpServer, ToolContext, ToolError, ToolInfo, DEFAULT_PAGE_SIZE,
+    IntoToolResult, Json, McpServer, Notifier, ToolContext, ToolError, ToolInfo, DEFAULT_PAGE_SIZE,
+    MAX_SUBSCRIPTIONS,
 };
 pub use self::types::{LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS};

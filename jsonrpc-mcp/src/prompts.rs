@@ -101,6 +101,14 @@ impl PromptMessage {
         }
     }
 
+    /// The user saying `content`: an image, audio, an embedded resource.
+    pub fn user_content(content: Content) -> Self {
+        PromptMessage {
+            role: Role::User,
+            content,
+        }
+    }
+
     /// The model saying `text`.
     pub fn assistant(text: impl Into<String>) -> Self {
         PromptMessage {

@@ -3,6 +3,7 @@
 //! names their members (camelCase on the wire). Members this layer does not
 //! know are ignored when read.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -230,6 +231,11 @@ pub struct ListToolsResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+
+/// The arguments of a tool that takes none: any object (or none at all)
+/// decodes, and its schema is an empty object's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NoArguments {}
 
 /// `tools/call`'s params.
 #[derive(Debug, Serialize, Deserialize)]

@@ -118,9 +118,9 @@ async fn capabilities_name_resources_and_prompts_only_when_there_are_some() {
     assert_eq!(
         init["capabilities"],
         json!({
-            "tools": {"listChanged": false},
-            "resources": {"subscribe": false, "listChanged": false},
-            "prompts": {"listChanged": false},
+            "tools": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": true},
+            "prompts": {"listChanged": true},
             "completions": {},
             "logging": {}
         })

@@ -145,7 +145,7 @@ async fn initialize_answers_each_known_revision_and_the_newest_for_another() {
         assert_eq!(init["instructions"], "Adds numbers.");
         assert_eq!(
             init["capabilities"],
-            json!({"tools": {"listChanged": false}, "logging": {}})
+            json!({"tools": {"listChanged": true}, "logging": {}})
         );
     }
 }

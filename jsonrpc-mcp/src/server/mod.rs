@@ -12,6 +12,7 @@ use jsonrpc_runtime::{Context, ErrorObject, Router};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::completion::{completer, CompleteFn, Completers, Reference};
 use crate::prompts::{arguments_of, Prompt, PromptEntry, PromptMessage};
@@ -22,9 +23,13 @@ use crate::types::{
     Implementation, InitializeParams, LogLevel, ResourceContents, Tool, ToolAnnotations,
 };
 
+mod ask;
+mod hub;
 mod results;
 mod session;
 
+use self::hub::Hub;
+pub use self::hub::{Notifier, MAX_SUBSCRIPTIONS};
 use self::results::{object_schema, schema_generator, ToolOutcome};
 pub use self::results::{IntoToolResult, Json, ToolError};
 use self::session::Session;
@@ -60,6 +65,7 @@ struct Catalog {
     prompts: Listed<PromptEntry>,
     completers: Completers,
     page_size: usize,
+    hub: Arc<Hub>,
 }
 
 /// Items in the order they were added (the order of their list), each
@@ -194,6 +200,7 @@ impl McpServer {
                 prompts: Listed::new(),
                 completers: Completers::new(),
                 page_size: DEFAULT_PAGE_SIZE,
+                hub: Arc::default(),
             }),
         }
     }
@@ -272,7 +279,9 @@ impl McpServer {
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
         let mut generator = schema_generator();
-        let input_schema = object_schema(generator.root_schema_for::<A>().to_value());
+        let input_schema = info
+            .input_schema
+            .unwrap_or_else(|| object_schema(generator.root_schema_for::<A>().to_value()));
         let output_schema = R::output_schema(&mut generator);
         let name = info.name.clone();
         let tool = Tool {
@@ -516,6 +525,14 @@ impl McpServer {
         self.catalog.tools.items.iter().map(|e| &e.tool)
     }
 
+    /// A handle that notifies this server's sessions: of a resource's
+    /// update (those subscribed to it) and of a changed list (all).
+    pub fn notifier(&self) -> Notifier {
+        Notifier {
+            hub: self.catalog.hub.clone(),
+        }
+    }
+
     /// The MCP methods for one session, as a router to run on a peer with
     /// [`Config::mcp`](jsonrpc_runtime::Config::mcp). Each call makes a new
     /// session: what its client negotiated is its own.
@@ -524,6 +541,8 @@ impl McpServer {
             catalog: self.catalog.clone(),
             negotiated: OnceLock::new(),
             log_level: AtomicU8::new(LogLevel::Debug as u8),
+            peer: OnceLock::new(),
+            subscriptions: Default::default(),
         });
         session::routes(session)
     }
@@ -537,6 +556,7 @@ pub struct ToolInfo {
     title: Option<String>,
     description: Option<String>,
     annotations: Option<ToolAnnotations>,
+    input_schema: Option<Value>,
 }
 
 impl ToolInfo {
@@ -547,7 +567,19 @@ impl ToolInfo {
             title: None,
             description: None,
             annotations: None,
+            input_schema: None,
         }
+    }
+
+    /// The `inputSchema` to list, as written, instead of the one made from
+    /// the argument type: for a schema schemars cannot make (conditionals,
+    /// anchors) or one kept from elsewhere. The arguments still decode as
+    /// the handler's type, so keep the two in step (`serde_json::Value`
+    /// takes anything).
+    #[must_use]
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
     }
 
     /// A name for people to read.

@@ -8,11 +8,12 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use jsonrpc_runtime::{Context, ErrorObject, Router};
+use jsonrpc_runtime::{Context, ErrorObject, Peer, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::hub::{Subscriptions, MAX_SUBSCRIPTIONS};
 use super::results::ToolOutcome;
 use super::Catalog;
 use crate::completion::{CompleteParams, CompleteResult, Completion, Reference};
@@ -41,6 +42,8 @@ pub(super) fn routes(session: Arc<Session>) -> Router {
             let session = session.clone();
             move |params: InitializeParams, ctx: Context| {
                 let result = session.initialize(params, &ctx);
+                let _ = session.peer.set(ctx.peer().clone());
+                session.catalog.hub.join(&session);
                 async move { Ok::<_, ErrorObject>(result) }
             }
         });
@@ -74,6 +77,21 @@ pub(super) fn routes(session: Arc<Session>) -> Router {
             |s, p: Option<PaginatedParams>, _| ready(s.list_templates(p.unwrap_or_default())),
         );
         router = on(router, "resources/read", &session, Session::read_resource);
+        router = on(
+            router,
+            "resources/subscribe",
+            &session,
+            |s, p: ReadResourceParams, _| ready(s.subscribe(p.uri)),
+        );
+        router = on(
+            router,
+            "resources/unsubscribe",
+            &session,
+            |s, p: ReadResourceParams, _| {
+                s.subscriptions.remove(&p.uri);
+                ready(Ok(serde_json::Map::new()))
+            },
+        );
     }
     if !catalog.prompts.items.is_empty() {
         router = on(
@@ -111,6 +129,11 @@ pub(super) struct Session {
     /// The least severe level the client wants (`logging/setLevel`), as a
     /// [`LogLevel`]'s rank; every level until it says.
     pub(super) log_level: AtomicU8,
+    /// The connection, once `initialize` came: for notifications that do
+    /// not answer a request of this session.
+    pub(super) peer: OnceLock<Peer>,
+    /// The resources whose updates the client wants.
+    pub(super) subscriptions: Subscriptions,
 }
 
 /// What `initialize` settled.
@@ -143,17 +166,52 @@ impl Session {
         InitializeResult {
             protocol_version: version.to_owned(),
             capabilities: ServerCapabilities {
-                tools: Some(ToolsCapability {
-                    list_changed: false,
+                tools: Some(ToolsCapability { list_changed: true }),
+                resources: self.offers_resources().then_some(ResourcesCapability {
+                    subscribe: true,
+                    list_changed: true,
                 }),
-                resources: self.offers_resources().then(ResourcesCapability::default),
                 logging: Some(serde_json::Map::new()),
                 completions: (!catalog.completers.is_empty()).then(serde_json::Map::new),
-                prompts: (!catalog.prompts.items.is_empty()).then(PromptsCapability::default),
+                prompts: (!catalog.prompts.items.is_empty())
+                    .then_some(PromptsCapability { list_changed: true }),
             },
             server_info: catalog.info.clone(),
             instructions: catalog.instructions.clone(),
         }
+    }
+
+    /// Whether the session's connection is open.
+    pub(super) fn is_live(&self) -> bool {
+        self.peer.get().is_some_and(|p| !p.is_closed())
+    }
+
+    pub(super) fn peer(&self) -> Option<&Peer> {
+        self.peer.get()
+    }
+
+    pub(super) fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions.contains(uri)
+    }
+
+    /// `resources/subscribe`: a URI of a resource or of a template's match;
+    /// -32002 for any other.
+    fn subscribe(&self, uri: String) -> Result<serde_json::Map<String, Value>, ErrorObject> {
+        let catalog = &self.catalog;
+        let known = catalog.resources.get(&uri).is_some()
+            || catalog
+                .templates
+                .iter()
+                .any(|t| t.pattern.matches(&uri).is_some());
+        if !known {
+            return Err(not_found(&uri));
+        }
+        if !self.subscriptions.add(uri) {
+            return Err(ErrorObject::invalid_params(format!(
+                "a session subscribes to at most {MAX_SUBSCRIPTIONS} resources"
+            )));
+        }
+        Ok(serde_json::Map::new())
     }
 
     /// The revision negotiated (the newest before `initialize`).

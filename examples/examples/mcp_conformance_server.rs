@@ -1,0 +1,496 @@
+//! Run with: cargo run --example mcp_conformance_server [-- --http ADDR]
+//!
+//! The "everything" server the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) tests, written with `jsonrpc_mcp`:
+//! the tools, resources, prompts and completions its server scenarios call,
+//! with the names and texts they expect. `bash interop/mcp_conformance.sh`
+//! starts it with `--http 127.0.0.1:PORT` (Streamable HTTP at `/mcp`) and
+//! runs the suite; with no flag it serves stdio.
+//!
+//! - Tools: `test_simple_text`, `test_image_content`, `test_audio_content`,
+//!   `test_embedded_resource`, `test_multiple_content_types`,
+//!   `test_error_handling` (an `isError` result), `test_tool_with_progress`
+//!   (three progress reports), `test_tool_with_logging` (three log
+//!   messages), `test_sampling {prompt}` and `test_elicitation {message}`
+//!   (each asks the client), `test_elicitation_sep1034_defaults` and
+//!   `test_elicitation_sep1330_enums` (forms with defaults and enums),
+//!   `json_schema_2020_12_tool` (a hand-written 2020-12 schema, listed as
+//!   written).
+//! - Resources: `test://static-text`, `test://static-binary`,
+//!   `test://watched-resource` (subscribable), the template
+//!   `test://template/{id}/data`.
+//! - Prompts: `test_simple_prompt`, `test_prompt_with_arguments {arg1,
+//!   arg2}`, `test_prompt_with_embedded_resource {resourceUri}`,
+//!   `test_prompt_with_image`; `completion/complete` answers for `arg1`.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use jsonrpc_mcp::client_features::{CreateMessageParams, ElicitParams};
+use jsonrpc_mcp::prompts::PromptMessage;
+use jsonrpc_mcp::resources::{Resource, ResourceTemplate};
+use jsonrpc_mcp::types::{Content, LogLevel, NoArguments, ResourceContents};
+use jsonrpc_mcp::{McpServer, ToolContext, ToolError, ToolInfo};
+use jsonrpc_runtime::connection::PeerAddr;
+use jsonrpc_runtime::server::McpHttpListener;
+use jsonrpc_runtime::transport::TcpAcceptor;
+use jsonrpc_runtime::{Config, Peer, Transport};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[path = "support/signals.rs"]
+mod signals;
+use signals::Signals;
+
+#[path = "support/logging.rs"]
+mod logging;
+
+/// A 1×1 PNG.
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// A WAV file with one sample.
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/// How long running calls get to finish when the server is stopped.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// The server: every tool, resource and prompt the suite's scenarios use.
+fn everything() -> McpServer {
+    let server = McpServer::new("jsonrpc-mcp-conformance", env!("CARGO_PKG_VERSION"));
+    resources(prompts(tools(server)))
+}
+
+/// The tools, `test_simple_text` first: a scenario calls the first one
+/// listed with no arguments.
+fn tools(server: McpServer) -> McpServer {
+    server
+        .tool(
+            "test_simple_text",
+            "Returns a simple text.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok::<_, ToolError>("This is a simple text response for testing.")
+            },
+        )
+        .tool(
+            "test_image_content",
+            "Returns an image.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok::<_, ToolError>(Content::image(PNG, "image/png"))
+            },
+        )
+        .tool(
+            "test_audio_content",
+            "Returns audio.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok::<_, ToolError>(Content::audio(WAV, "audio/wav"))
+            },
+        )
+        .tool(
+            "test_embedded_resource",
+            "Returns an embedded resource.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok::<_, ToolError>(Content::resource(ResourceContents::text(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )))
+            },
+        )
+        .tool(
+            "test_multiple_content_types",
+            "Returns text, an image and a resource.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok::<_, ToolError>(vec![
+                    Content::text("Multiple content types test:"),
+                    Content::image(PNG, "image/png"),
+                    Content::resource(ResourceContents::text(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        r#"{"test":"data","value":123}"#,
+                    )),
+                ])
+            },
+        )
+        .tool(
+            "test_error_handling",
+            "Always fails, as a tool error.",
+            |_: NoArguments, _: ToolContext| async {
+                Err::<String, _>(ToolError::new(
+                    "This tool intentionally returns an error for testing",
+                ))
+            },
+        )
+        .tool(
+            "test_tool_with_progress",
+            "Reports progress three times.",
+            with_progress,
+        )
+        .tool(
+            "test_tool_with_logging",
+            "Logs three messages.",
+            with_logging,
+        )
+        .tool(
+            "test_sampling",
+            "Asks the client's model to answer a prompt.",
+            sampling,
+        )
+        .tool(
+            "test_elicitation",
+            "Asks the user for a name and an email address.",
+            elicitation,
+        )
+        .tool(
+            "test_elicitation_sep1034_defaults",
+            "Asks the user to fill in a form whose fields have defaults.",
+            |_: NoArguments, cx: ToolContext| {
+                elicit_form(
+                    cx,
+                    "Please review and update the form fields with defaults",
+                    json!({
+                        "name": {"type": "string", "default": "John Doe"},
+                        "age": {"type": "integer", "default": 30},
+                        "score": {"type": "number", "default": 95.5},
+                        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "default": true},
+                    }),
+                )
+            },
+        )
+        .tool(
+            "test_elicitation_sep1330_enums",
+            "Asks the user to choose from enums of each kind.",
+            |_: NoArguments, cx: ToolContext| {
+                elicit_form(cx, "Please choose options", enum_fields())
+            },
+        )
+        .tool_with(
+            ToolInfo::new("json_schema_2020_12_tool")
+                .description("Tool with JSON Schema 2020-12 features")
+                .input_schema(schema_2020_12()),
+            |_: Value, _: ToolContext| async { Ok::<_, ToolError>("schema accepted") },
+        )
+}
+
+/// `test_tool_with_progress`: 0, 50 and 100 of 100, 50 ms apart.
+async fn with_progress(_: NoArguments, cx: ToolContext) -> Result<String, ToolError> {
+    for (step, progress) in [0, 50, 100].into_iter().enumerate() {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cx.progress(json!({"progress": progress, "total": 100}))
+            .map_err(|e| ToolError::new(format!("progress: {e}")))?;
+    }
+    Ok("Progress test completed".to_owned())
+}
+
+/// `test_tool_with_logging`: three `info` messages, 50 ms apart.
+async fn with_logging(_: NoArguments, cx: ToolContext) -> Result<String, ToolError> {
+    let messages = [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ];
+    for (step, message) in messages.into_iter().enumerate() {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cx.log(LogLevel::Info, None, message)
+            .await
+            .map_err(|e| ToolError::new(format!("log: {e}")))?;
+    }
+    Ok("Logging test completed".to_owned())
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SamplingArgs {
+    /// What to ask the model.
+    prompt: String,
+}
+
+async fn sampling(args: SamplingArgs, cx: ToolContext) -> Result<String, ToolError> {
+    let answer = cx
+        .create_message(CreateMessageParams::user(args.prompt, 100))
+        .await?;
+    Ok(format!("LLM response: {}", answer.text()))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ElicitationArgs {
+    /// What to ask the user.
+    message: String,
+}
+
+async fn elicitation(args: ElicitationArgs, cx: ToolContext) -> Result<String, ToolError> {
+    let fields = json!({
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    });
+    let required = ["username", "email"];
+    elicit_form_requiring(cx, &args.message, fields, &required).await
+}
+
+/// Asks the user to fill in a form of `fields`, none required, and says
+/// what they did.
+async fn elicit_form(cx: ToolContext, message: &str, fields: Value) -> Result<String, ToolError> {
+    elicit_form_requiring(cx, message, fields, &[]).await
+}
+
+async fn elicit_form_requiring(
+    cx: ToolContext,
+    message: &str,
+    fields: Value,
+    required: &[&str],
+) -> Result<String, ToolError> {
+    let params = ElicitParams {
+        message: message.to_owned(),
+        requested_schema: json!({"type": "object", "properties": fields, "required": required}),
+    };
+    let result = cx.elicit_with(params).await?;
+    let content = serde_json::to_string(&result.content.unwrap_or_default())
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let action = serde_json::to_value(result.action).map_err(|e| ToolError::new(e.to_string()))?;
+    Ok(format!(
+        "Elicitation completed: action={}, content={content}",
+        action.as_str().unwrap_or_default()
+    ))
+}
+
+/// SEP-1330's five kinds of enum field.
+fn enum_fields() -> Value {
+    let titled = |titles: [&str; 3], word: &str| -> Vec<Value> {
+        titles
+            .iter()
+            .enumerate()
+            .map(|(i, title)| json!({"const": format!("value{}", i + 1), "title": format!("{title} {word}")}))
+            .collect()
+    };
+    json!({
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "oneOf": titled(["First", "Second", "Third"], "Option")},
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array", "minItems": 1, "maxItems": 3,
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array", "minItems": 1, "maxItems": 3,
+            "items": {"anyOf": titled(["First", "Second", "Third"], "Choice")},
+        },
+    })
+}
+
+/// A schema with what JSON Schema 2020-12 added: `$defs`, `$anchor`,
+/// composition and conditionals.
+fn schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            },
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false,
+    })
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct PromptArgs {
+    /// The first argument.
+    arg1: String,
+    /// The second argument.
+    arg2: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct EmbeddedArgs {
+    /// The URI of the resource to embed.
+    #[serde(rename = "resourceUri")]
+    resource_uri: String,
+}
+
+fn prompts(server: McpServer) -> McpServer {
+    server
+        .prompt(
+            "test_simple_prompt",
+            "A prompt with no arguments.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok(vec![PromptMessage::user(
+                    "This is a simple prompt for testing.",
+                )])
+            },
+        )
+        .prompt(
+            "test_prompt_with_arguments",
+            "A prompt with two arguments.",
+            |args: PromptArgs, _: ToolContext| async move {
+                Ok(vec![PromptMessage::user(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args.arg1, args.arg2
+                ))])
+            },
+        )
+        .prompt(
+            "test_prompt_with_embedded_resource",
+            "A prompt that embeds a resource.",
+            |args: EmbeddedArgs, _: ToolContext| async move {
+                let resource = ResourceContents::text(
+                    args.resource_uri,
+                    "text/plain",
+                    "Embedded resource content for testing.",
+                );
+                Ok(vec![
+                    PromptMessage::user_content(Content::resource(resource)),
+                    PromptMessage::user("Please process the embedded resource above."),
+                ])
+            },
+        )
+        .prompt(
+            "test_prompt_with_image",
+            "A prompt with an image.",
+            |_: NoArguments, _: ToolContext| async {
+                Ok(vec![
+                    PromptMessage::user_content(Content::image(PNG, "image/png")),
+                    PromptMessage::user("Please analyze the image above."),
+                ])
+            },
+        )
+        .complete_prompt_argument(
+            "test_prompt_with_arguments",
+            "arg1",
+            |typed: String, _, _: ToolContext| async move {
+                Ok(["paris", "park", "party"]
+                    .into_iter()
+                    .filter(|value| value.starts_with(typed.as_str()))
+                    .map(str::to_owned)
+                    .collect())
+            },
+        )
+}
+
+fn resources(server: McpServer) -> McpServer {
+    server
+        .resource(
+            Resource::new("test://static-text", "static-text")
+                .description("A text resource.")
+                .mime_type("text/plain"),
+            |uri: String, _: ToolContext| async move {
+                let text = "This is the content of the static text resource.";
+                Ok(vec![ResourceContents::text(uri, "text/plain", text)])
+            },
+        )
+        .resource(
+            Resource::new("test://static-binary", "static-binary")
+                .description("A binary resource (a PNG).")
+                .mime_type("image/png"),
+            |uri: String, _: ToolContext| async move {
+                Ok(vec![ResourceContents::blob(uri, "image/png", PNG)])
+            },
+        )
+        .resource(
+            Resource::new("test://watched-resource", "watched-resource")
+                .description("A resource to subscribe to.")
+                .mime_type("text/plain"),
+            |uri: String, _: ToolContext| async move {
+                Ok(vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    "Watched resource content",
+                )])
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("test://template/{id}/data", "template")
+                .description("Data for an id.")
+                .mime_type("application/json"),
+            |uri: String, vars: HashMap<String, String>, _: ToolContext| async move {
+                let id = &vars["id"];
+                let text =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(vec![ResourceContents::text(
+                    uri,
+                    "application/json",
+                    text.to_string(),
+                )])
+            },
+        )
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    logging::init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => serve_stdio().await,
+        [flag, addr] if flag == "--http" => serve_http(addr).await,
+        _ => {
+            eprintln!("usage: mcp_conformance_server [--http ADDR]");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn serve_stdio() -> ExitCode {
+    let config = Config::mcp();
+    let transport = match Transport::stdio(&config) {
+        Ok(transport) => transport,
+        Err(e) => {
+            eprintln!("mcp_conformance_server: cannot use stdin/stdout: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let reason = Peer::builder()
+        .config(config)
+        .router(everything().router())
+        .serve(transport)
+        .await;
+    std::process::exit(reason.exit_code())
+}
+
+async fn serve_http(addr: &str) -> ExitCode {
+    let mut signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("mcp_conformance_server: cannot handle signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let acceptor = match TcpAcceptor::bind(addr).await {
+        Ok(acceptor) => acceptor,
+        Err(e) => {
+            eprintln!("mcp_conformance_server: cannot listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match acceptor.local_addr() {
+        Ok(local) => eprintln!("mcp_conformance_server: listening on http://{local}/mcp"),
+        Err(e) => eprintln!("mcp_conformance_server: listening (address unknown: {e})"),
+    }
+    let server = everything();
+    let running = McpHttpListener::new(acceptor).spawn(move |_: &PeerAddr| server.router());
+    let signal = signals.recv().await;
+    eprintln!("mcp_conformance_server: {signal}, shutting down");
+    running.shutdown(GRACE).await;
+    ExitCode::SUCCESS
+}
