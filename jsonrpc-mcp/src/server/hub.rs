@@ -53,7 +53,7 @@ impl Hub {
 /// # async fn example() {
 /// let server = McpServer::new("files", "1.0.0").resource(
 ///     Resource::new("file:///log", "log"),
-///     |uri, _| async move { Ok(ResourceContents::text(uri, "text/plain", "…")) },
+///     |uri, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "…")]) },
 /// );
 /// let notifier = server.notifier();
 /// // The log grew: every session subscribed to it hears so.
