@@ -60,7 +60,7 @@ const GRACE: Duration = Duration::from_secs(1);
 /// The server: every tool, resource and prompt the suite's scenarios use.
 fn everything() -> McpServer {
     let server = McpServer::new("jsonrpc-mcp-conformance", env!("CARGO_PKG_VERSION"));
-    resources(prompts(tools(server)))
+    resources(prompts(multi_round(tools(server))))
 }
 
 /// The tools, `test_simple_text` first: a scenario calls the first one
@@ -315,6 +315,179 @@ fn schema_2020_12() -> Value {
     })
 }
 
+/// The tools of the stateless revision's scenarios (2026-07-28): questions
+/// to the client answered in a later round of the request (on a session,
+/// the same tools call the client), a capability the request must declare,
+/// and logging only when the request asks for it.
+fn multi_round(server: McpServer) -> McpServer {
+    server
+        .tool(
+            "test_missing_capability",
+            "Needs the client's sampling.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let answer = cx
+                    .create_message(CreateMessageParams::user("Say hi", 10))
+                    .await?;
+                Ok::<_, ToolError>(answer.text())
+            },
+        )
+        .tool(
+            "test_streaming_elicitation",
+            "Asks the user for a name.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let name = ask_name(&cx, "user_name", "What is your name?").await?;
+                Ok::<_, ToolError>(format!("Hello, {name}!"))
+            },
+        )
+        .tool(
+            "test_logging_tool",
+            "Logs a message when the request asks for log messages.",
+            |_: NoArguments, cx: ToolContext| async move {
+                cx.log(LogLevel::Info, None, "test_logging_tool ran")
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                Ok::<_, ToolError>("logged")
+            },
+        )
+        .tool(
+            "test_input_required_result_elicitation",
+            "Asks the user for a name, then greets them.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let name = ask_name(&cx, "user_name", "What is your name?").await?;
+                Ok::<_, ToolError>(format!("Hello, {name}!"))
+            },
+        )
+        .tool(
+            "test_input_required_result_sampling",
+            "Asks the model a question.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let asked = CreateMessageParams::user("What is the capital of France?", 100);
+                let answer = cx.input("capital_question").create_message(asked).await?;
+                Ok::<_, ToolError>(format!("The model said: {}", answer.text()))
+            },
+        )
+        .tool(
+            "test_input_required_result_list_roots",
+            "Lists the client's roots.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let roots = cx.input("client_roots").list_roots().await?;
+                let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+                Ok::<_, ToolError>(format!("Roots: {}", uris.join(", ")))
+            },
+        )
+        .tool(
+            "test_input_required_result_request_state",
+            "Asks for a confirmation; its answer comes back in the request's state.",
+            |_: NoArguments, cx: ToolContext| async move {
+                confirm(&cx).await?;
+                Ok::<_, ToolError>("state-ok: confirmed")
+            },
+        )
+        .tool(
+            "test_input_required_result_tampered_state",
+            "Asks for a confirmation; a state that was changed is refused.",
+            |_: NoArguments, cx: ToolContext| async move {
+                confirm(&cx).await?;
+                Ok::<_, ToolError>("confirmed")
+            },
+        )
+        .tool(
+            "test_input_required_result_multiple_inputs",
+            "Asks three things at once.",
+            |_: NoArguments, cx: ToolContext| async move {
+                // All three are asked before any answer is needed, so one
+                // round carries every question.
+                let name = ask_name(&cx, "user_name", "What is your name?").await;
+                let greeting = cx
+                    .input("greeting")
+                    .create_message(CreateMessageParams::user("Generate a greeting", 50))
+                    .await;
+                let roots = cx.input("client_roots").list_roots().await;
+                let (name, greeting, roots) = (name?, greeting?, roots?);
+                Ok::<_, ToolError>(format!(
+                    "{} {name}! ({} roots)",
+                    greeting.text(),
+                    roots.len()
+                ))
+            },
+        )
+        .tool(
+            "test_input_required_result_multi_round",
+            "Asks two things, one round each.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let name = ask_name(&cx, "step1", "Step 1: What is your name?").await?;
+                let color = ask_field(
+                    &cx,
+                    "step2",
+                    "Step 2: What is your favorite color?",
+                    "color",
+                )
+                .await?;
+                Ok::<_, ToolError>(format!("{name} likes {color}"))
+            },
+        )
+        .tool(
+            "test_input_required_result_capabilities",
+            "Asks only what the client declared it can answer.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let can_elicit = cx
+                    .client_capabilities()
+                    .is_some_and(|c| c.elicitation.is_some());
+                if can_elicit {
+                    let name = ask_name(&cx, "user_name", "What is your name?").await?;
+                    return Ok::<_, ToolError>(format!("Hello, {name}!"));
+                }
+                let asked = CreateMessageParams::user("What is your name?", 50);
+                let answer = cx.input("name_question").create_message(asked).await?;
+                Ok(format!("Hello, {}!", answer.text()))
+            },
+        )
+}
+
+/// Asks the user under `key` for one string field, `field`.
+async fn ask_field(
+    cx: &ToolContext,
+    key: &str,
+    message: &str,
+    field: &str,
+) -> Result<String, ToolError> {
+    let params = ElicitParams {
+        message: message.to_owned(),
+        requested_schema: json!({
+            "type": "object",
+            "properties": {field: {"type": "string"}},
+            "required": [field],
+        }),
+    };
+    let result = cx.input(key).elicit_with(params).await?;
+    let value = result
+        .content
+        .as_ref()
+        .and_then(|c| c.get(field))
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new(format!("no `{field}` in the answer")))?;
+    Ok(value.to_owned())
+}
+
+/// Asks the user under `key` for their name.
+async fn ask_name(cx: &ToolContext, key: &str, message: &str) -> Result<String, ToolError> {
+    ask_field(cx, key, message, "name").await
+}
+
+/// Asks the user to confirm (`confirm`: `{ok: boolean}`).
+async fn confirm(cx: &ToolContext) -> Result<(), ToolError> {
+    let params = ElicitParams {
+        message: "Please confirm".to_owned(),
+        requested_schema: json!({
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+        }),
+    };
+    cx.input("confirm").elicit_with(params).await?;
+    Ok(())
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct PromptArgs {
     /// The first argument.
@@ -374,6 +547,22 @@ fn prompts(server: McpServer) -> McpServer {
                     PromptMessage::user_content(Content::image(PNG, "image/png")),
                     PromptMessage::user("Please analyze the image above."),
                 ])
+            },
+        )
+        .prompt(
+            "test_input_required_result_prompt",
+            "A prompt that asks the user for its context.",
+            |_: NoArguments, cx: ToolContext| async move {
+                let context = ask_field(
+                    &cx,
+                    "user_context",
+                    "What context should the prompt use?",
+                    "context",
+                )
+                .await?;
+                Ok(vec![PromptMessage::user(format!(
+                    "Use this context: {context}"
+                ))])
             },
         )
         .complete_prompt_argument(

@@ -173,6 +173,19 @@ pub enum AskError {
     Call(CallError),
     /// An accepted form's values do not decode into the form's type.
     InvalidContent(serde_json::Error),
+    /// On a stateless request (2026-07-28): the request did not declare
+    /// the capability (`sampling`, `elicitation`, `roots`). A tool that
+    /// returns it with `?` is answered -32021, naming the capability.
+    MissingCapability(&'static str),
+    /// On a stateless request: the client has yet to answer the question
+    /// of this key. A tool that returns it with `?` is answered
+    /// `input_required` with every question it asked and found no answer
+    /// to, and runs again when the client sends the answers.
+    InputRequired(String),
+    /// On a stateless request: the client's answer to the question of
+    /// this key is not an answer of its kind. A tool that returns it with
+    /// `?` is answered -32602.
+    InvalidAnswer(String, serde_json::Error),
 }
 
 impl fmt::Display for AskError {
@@ -185,6 +198,19 @@ impl fmt::Display for AskError {
             AskError::InvalidContent(error) => {
                 write!(f, "the form's values do not fit: {error}")
             }
+            AskError::MissingCapability(capability) => {
+                write!(
+                    f,
+                    "the request did not declare the client capability `{capability}`"
+                )
+            }
+            AskError::InputRequired(key) => write!(f, "the answer to `{key}` is yet to come"),
+            AskError::InvalidAnswer(key, error) => {
+                write!(
+                    f,
+                    "the answer to `{key}` is not an answer of its kind: {error}"
+                )
+            }
         }
     }
 }
@@ -192,9 +218,11 @@ impl fmt::Display for AskError {
 impl std::error::Error for AskError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            AskError::NotOffered(_) => None,
+            AskError::NotOffered(_)
+            | AskError::MissingCapability(_)
+            | AskError::InputRequired(_) => None,
             AskError::Call(error) => Some(error),
-            AskError::InvalidContent(error) => Some(error),
+            AskError::InvalidContent(error) | AskError::InvalidAnswer(_, error) => Some(error),
         }
     }
 }
@@ -207,7 +235,16 @@ impl From<CallError> for AskError {
 
 impl From<AskError> for crate::ToolError {
     fn from(error: AskError) -> Self {
-        crate::ToolError::new(error.to_string())
+        use crate::ToolError;
+        match &error {
+            AskError::MissingCapability(capability) => {
+                ToolError::protocol(crate::server::missing_capability(capability))
+            }
+            AskError::InvalidAnswer(..) => {
+                ToolError::protocol(jsonrpc_runtime::ErrorObject::invalid_params(error))
+            }
+            _ => ToolError::new(error.to_string()),
+        }
     }
 }
 

@@ -74,7 +74,8 @@ mod server;
 pub mod types;
 
 pub use self::server::{
-    IntoToolResult, Json, McpServer, Notifier, ToolContext, ToolError, ToolInfo, DEFAULT_PAGE_SIZE,
-    MAX_SUBSCRIPTIONS,
+    Asking, IntoToolResult, Json, McpServer, Notifier, ToolContext, ToolError, ToolInfo,
+    DEFAULT_PAGE_SIZE, MAX_SUBSCRIPTIONS, MISSING_CLIENT_CAPABILITY, STATELESS_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 pub use self::types::{LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS};

@@ -265,8 +265,8 @@ impl UriPattern {
 }
 
 /// The error of a read of a URI nobody has.
-pub(crate) fn not_found(uri: &str) -> ErrorObject {
-    let error = || ErrorObject::new(RESOURCE_NOT_FOUND, "Resource not found");
+pub(crate) fn not_found(uri: &str, code: i64) -> ErrorObject {
+    let error = || ErrorObject::new(code, "Resource not found");
     // A JSON object of one string always serializes.
     error()
         .with_data(&serde_json::json!({ "uri": uri }))

@@ -253,6 +253,16 @@ impl Config {
         self
     }
 
+    /// This config without its lifecycle and its `ping` answer: for the
+    /// peer that serves an MCP server's stateless requests (2026-07-28),
+    /// which have no handshake and no `ping`.
+    #[doc(hidden)]
+    pub fn stateless(mut self) -> Self {
+        self.lifecycle = None;
+        self.ping = None;
+        self
+    }
+
     /// Answers requests for `method` with `{}` when no route claims it, at
     /// any point of the lifecycle: a liveness check.
     pub fn answer_ping(mut self, method: impl Into<std::borrow::Cow<'static, str>>) -> Self {

@@ -1,6 +1,10 @@
 //! A tool asking its client: sampling, elicitation and roots, each only
-//! when the client declared it can.
+//! when the client declared it can. On a session the question is a call
+//! to the client; on a stateless request (2026-07-28) it is a question of
+//! the request's `input_required` answer, and the handler finds the answer
+//! when the client sends the request again.
 
+use jsonrpc_runtime::peer::CallError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -13,14 +17,52 @@ use crate::client_features::{
 };
 use crate::types::ClientCapabilities;
 
+/// Questions to the client under one key: what a stateless request's
+/// `inputRequests` and the client's `inputResponses` name them by. Made by
+/// [`ToolContext::input`].
+#[derive(Debug)]
+pub struct Asking<'a> {
+    cx: &'a ToolContext,
+    key: Option<String>,
+}
+
 impl ToolContext {
+    /// Asks under `key` (on a stateless request, the key of the question
+    /// in `inputRequests`); the methods of [`ToolContext`] that ask make a
+    /// key of their own, the same on every round while the handler asks
+    /// the same things in the same order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_mcp::{ToolContext, ToolError};
+    ///
+    /// async fn where_am_i(cx: ToolContext) -> Result<String, ToolError> {
+    ///     let roots = cx.input("client_roots").list_roots().await?;
+    ///     Ok(format!("{} roots", roots.len()))
+    /// }
+    /// ```
+    pub fn input(&self, key: &str) -> Asking<'_> {
+        Asking {
+            cx: self,
+            key: Some(key.to_owned()),
+        }
+    }
+
+    fn unkeyed(&self) -> Asking<'_> {
+        Asking {
+            cx: self,
+            key: None,
+        }
+    }
+
     /// Asks the client's model to continue a conversation
     /// (`sampling/createMessage`).
     ///
     /// # Errors
     ///
-    /// [`AskError::NotOffered`] when the client did not declare `sampling`;
-    /// [`AskError::Call`] when the client refused or the call failed.
+    /// See [`AskError`]: the client did not declare `sampling`, refused,
+    /// or (on a stateless request) the answer is yet to come.
     ///
     /// # Examples
     ///
@@ -37,13 +79,7 @@ impl ToolContext {
         &self,
         params: CreateMessageParams,
     ) -> Result<CreateMessageResult, AskError> {
-        self.ask(
-            "sampling",
-            |c| c.sampling.is_some(),
-            "sampling/createMessage",
-            params,
-        )
-        .await
+        self.unkeyed().create_message(params).await
     }
 
     /// Asks the user to fill in a form made from `T`'s fields
@@ -53,10 +89,8 @@ impl ToolContext {
     ///
     /// # Errors
     ///
-    /// [`AskError::NotOffered`] when the client did not declare
-    /// `elicitation`; [`AskError::Call`] when the call failed;
-    /// [`AskError::InvalidContent`] when the accepted values do not decode
-    /// into `T`.
+    /// See [`AskError`]; [`AskError::InvalidContent`] when the accepted
+    /// values do not decode into `T`.
     ///
     /// # Examples
     ///
@@ -83,6 +117,57 @@ impl ToolContext {
         &self,
         message: impl Into<String>,
     ) -> Result<Elicitation<T>, AskError> {
+        self.unkeyed().elicit(message).await
+    }
+
+    /// Asks the user to fill in the form `params` describes, as it is
+    /// (`elicitation/create`).
+    ///
+    /// # Errors
+    ///
+    /// See [`AskError`].
+    pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, AskError> {
+        self.unkeyed().elicit_with(params).await
+    }
+
+    /// The client's roots (`roots/list`).
+    ///
+    /// # Errors
+    ///
+    /// See [`AskError`].
+    pub async fn list_roots(&self) -> Result<Vec<Root>, AskError> {
+        self.unkeyed().list_roots().await
+    }
+}
+
+impl Asking<'_> {
+    /// [`ToolContext::create_message`] under this key.
+    ///
+    /// # Errors
+    ///
+    /// See [`AskError`].
+    pub async fn create_message(
+        self,
+        params: CreateMessageParams,
+    ) -> Result<CreateMessageResult, AskError> {
+        self.ask(
+            "sampling",
+            |c| c.sampling.is_some(),
+            "sampling/createMessage",
+            params,
+        )
+        .await
+    }
+
+    /// [`ToolContext::elicit`] under this key.
+    ///
+    /// # Errors
+    ///
+    /// See [`AskError`].
+    pub async fn elicit<T: JsonSchema + DeserializeOwned>(
+        self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, AskError> {
         let schema = object_schema(schema_generator().root_schema_for::<T>().to_value());
         let result = self
             .elicit_with(ElicitParams {
@@ -102,13 +187,12 @@ impl ToolContext {
         })
     }
 
-    /// Asks the user to fill in the form `params` describes, as it is
-    /// (`elicitation/create`).
+    /// [`ToolContext::elicit_with`] under this key.
     ///
     /// # Errors
     ///
-    /// As [`elicit`](Self::elicit), but for the content's type.
-    pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, AskError> {
+    /// See [`AskError`].
+    pub async fn elicit_with(self, params: ElicitParams) -> Result<ElicitResult, AskError> {
         self.ask(
             "elicitation",
             |c| c.elicitation.is_some(),
@@ -118,13 +202,12 @@ impl ToolContext {
         .await
     }
 
-    /// The client's roots (`roots/list`).
+    /// [`ToolContext::list_roots`] under this key.
     ///
     /// # Errors
     ///
-    /// [`AskError::NotOffered`] when the client did not declare `roots`;
-    /// [`AskError::Call`] when the call failed.
-    pub async fn list_roots(&self) -> Result<Vec<Root>, AskError> {
+    /// See [`AskError`].
+    pub async fn list_roots(self) -> Result<Vec<Root>, AskError> {
         let result: ListRootsResult = self
             .ask(
                 "roots",
@@ -136,17 +219,35 @@ impl ToolContext {
         Ok(result.roots)
     }
 
-    /// Calls `method` on the client when it declared `capability`.
+    /// Asks `method` of the client when it declared `capability`: a call
+    /// on a session, a question of the answer on a stateless request.
     async fn ask<P: Serialize, R: DeserializeOwned + Send + 'static>(
-        &self,
+        self,
         capability: &'static str,
         declared: impl Fn(&ClientCapabilities) -> bool,
         method: &str,
         params: P,
     ) -> Result<R, AskError> {
-        if !self.client_capabilities().is_some_and(declared) {
-            return Err(AskError::NotOffered(capability));
+        let cx = self.cx;
+        let declared = cx.client_capabilities().is_some_and(declared);
+        if cx.scope.stateless.is_none() {
+            if !declared {
+                return Err(AskError::NotOffered(capability));
+            }
+            return Ok(cx.ctx.peer().call::<R>(method, params).await?);
         }
-        Ok(self.ctx.peer().call::<R>(method, params).await?)
+        if !declared {
+            return Err(AskError::MissingCapability(capability));
+        }
+        let inputs = &cx.scope.inputs;
+        let key = self.key.unwrap_or_else(|| inputs.next_key(method));
+        let params = serde_json::to_value(params)
+            .map_err(|e| AskError::Call(CallError::InvalidParams(e)))?;
+        match inputs.answer(&key, method, params) {
+            Some(answer) => {
+                serde_json::from_value(answer.clone()).map_err(|e| AskError::InvalidAnswer(key, e))
+            }
+            None => Err(AskError::InputRequired(key)),
+        }
     }
 }

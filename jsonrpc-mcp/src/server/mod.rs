@@ -25,15 +25,23 @@ use crate::types::{
 
 mod ask;
 mod hub;
+mod mrtr;
 mod results;
 mod session;
+mod stateless;
 
+pub use self::ask::Asking;
 use self::hub::Hub;
 pub use self::hub::{Notifier, MAX_SUBSCRIPTIONS};
+use self::mrtr::StateKey;
 use self::results::{object_schema, schema_generator, ToolOutcome};
 pub use self::results::{IntoToolResult, Json, ToolError};
 use self::session::Session;
 pub use self::session::ToolContext;
+pub(crate) use self::stateless::missing_capability;
+pub use self::stateless::{
+    MISSING_CLIENT_CAPABILITY, STATELESS_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
+};
 
 /// How many items one page of a list (`tools/list`, `resources/list`,
 /// `resources/templates/list`, `prompts/list`) holds unless
@@ -66,6 +74,8 @@ struct Catalog {
     completers: Completers,
     page_size: usize,
     hub: Arc<Hub>,
+    /// What signs the `requestState` of multi-round requests.
+    state_key: StateKey,
 }
 
 /// Items in the order they were added (the order of their list), each
@@ -201,6 +211,7 @@ impl McpServer {
                 completers: Completers::new(),
                 page_size: DEFAULT_PAGE_SIZE,
                 hub: Arc::default(),
+                state_key: StateKey::random(),
             }),
         }
     }
@@ -301,7 +312,7 @@ impl McpServer {
                 let raw = arguments.as_deref().map_or("{}", RawValue::get);
                 let args = match serde_json::from_str::<A>(raw) {
                     Ok(args) => args,
-                    Err(e) => return cx.session.argument_error(&tool_name, &e),
+                    Err(e) => return cx.argument_error(&tool_name, &e),
                 };
                 match handler(args, cx).await {
                     Ok(result) => result.into_tool_result(),
@@ -523,6 +534,18 @@ impl McpServer {
     /// The tools, in the order they were added.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.catalog.tools.items.iter().map(|e| &e.tool)
+    }
+
+    /// The key that signs the `requestState` of multi-round requests
+    /// (2026-07-28), which carries the client's earlier answers: give every
+    /// instance of a server behind one address the same secret key, so a
+    /// round can land on any of them. Without one, each server makes a
+    /// random key (in a browser, where there is no random source this
+    /// crate can reach, a weak one: set it there).
+    #[must_use]
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        Arc::make_mut(&mut self.catalog).state_key = StateKey::new(key);
+        self
     }
 
     /// A handle that notifies this server's sessions: of a resource's

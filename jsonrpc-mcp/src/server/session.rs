@@ -11,16 +11,19 @@ use std::sync::{Arc, OnceLock};
 use jsonrpc_runtime::{Context, ErrorObject, Peer, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
 
 use super::hub::{Subscriptions, MAX_SUBSCRIPTIONS};
+use super::mrtr::Inputs;
 use super::results::ToolOutcome;
+use super::stateless::{complete, Envelope, Shape, Stateless, META_SERVER, STATELESS_VERSIONS};
 use super::Catalog;
 use crate::completion::{CompleteParams, CompleteResult, Completion, Reference};
 use crate::prompts::{GetPromptParams, GetPromptResult, ListPromptsResult};
 use crate::resources::{
     not_found, ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams,
-    ReadResourceResult,
+    ReadResourceResult, RESOURCE_NOT_FOUND,
 };
 use crate::types::{
     CallToolParams, CallToolResult, ClientCapabilities, Implementation, InitializeParams,
@@ -30,34 +33,46 @@ use crate::types::{
 };
 
 /// The MCP methods of one session; those of resources, prompts and
-/// completion only when the server has some.
+/// completion only when the server has some. Each is answered on the
+/// session's revision, or on the stateless one when the request says so.
 pub(super) fn routes(session: Arc<Session>) -> Router {
     let catalog = session.catalog.clone();
-    let mut router = Router::new()
-        .notification(
-            "notifications/initialized",
-            |_: Option<Value>, _: Context| async {},
-        )
-        .request("initialize", {
-            let session = session.clone();
-            move |params: InitializeParams, ctx: Context| {
-                let result = session.initialize(params, &ctx);
-                let _ = session.peer.set(ctx.peer().clone());
-                session.catalog.hub.join(&session);
-                async move { Ok::<_, ErrorObject>(result) }
-            }
-        });
+    let mut router = Router::new().notification(
+        "notifications/initialized",
+        |_: Option<Value>, _: Context| async {},
+    );
+    router = on(router, "initialize", &session, Kind::Session, |s, p, cx| {
+        let result = s.initialize(p, &cx.ctx);
+        let _ = s.peer.set(cx.ctx.peer().clone());
+        s.catalog.hub.join(&s);
+        ready(Ok(result))
+    });
+    router = on(
+        router,
+        "server/discover",
+        &session,
+        Kind::Stateless,
+        |s, _: Option<Value>, _| ready(Ok(s.discover())),
+    );
     router = on(
         router,
         "tools/list",
         &session,
+        Kind::Both(Shape::Cached),
         |s, p: Option<PaginatedParams>, _| ready(s.list_tools(p.unwrap_or_default())),
     );
-    router = on(router, "tools/call", &session, Session::call_tool);
+    router = on(
+        router,
+        "tools/call",
+        &session,
+        Kind::Asking(Shape::Plain),
+        Session::call_tool,
+    );
     router = on(
         router,
         "logging/setLevel",
         &session,
+        Kind::Session,
         |s, p: SetLevelParams, _| {
             s.log_level.store(p.level as u8, Ordering::Relaxed);
             ready(Ok(serde_json::Map::new()))
@@ -68,25 +83,35 @@ pub(super) fn routes(session: Arc<Session>) -> Router {
             router,
             "resources/list",
             &session,
+            Kind::Both(Shape::Cached),
             |s, p: Option<PaginatedParams>, _| ready(s.list_resources(p.unwrap_or_default())),
         );
         router = on(
             router,
             "resources/templates/list",
             &session,
+            Kind::Both(Shape::Cached),
             |s, p: Option<PaginatedParams>, _| ready(s.list_templates(p.unwrap_or_default())),
         );
-        router = on(router, "resources/read", &session, Session::read_resource);
+        router = on(
+            router,
+            "resources/read",
+            &session,
+            Kind::Asking(Shape::Cached),
+            Session::read_resource,
+        );
         router = on(
             router,
             "resources/subscribe",
             &session,
+            Kind::Session,
             |s, p: ReadResourceParams, _| ready(s.subscribe(p.uri)),
         );
         router = on(
             router,
             "resources/unsubscribe",
             &session,
+            Kind::Session,
             |s, p: ReadResourceParams, _| {
                 s.subscriptions.remove(&p.uri);
                 ready(Ok(serde_json::Map::new()))
@@ -98,28 +123,115 @@ pub(super) fn routes(session: Arc<Session>) -> Router {
             router,
             "prompts/list",
             &session,
+            Kind::Both(Shape::Cached),
             |s, p: Option<PaginatedParams>, _| ready(s.list_prompts(p.unwrap_or_default())),
         );
-        router = on(router, "prompts/get", &session, Session::get_prompt);
+        router = on(
+            router,
+            "prompts/get",
+            &session,
+            Kind::Asking(Shape::Plain),
+            Session::get_prompt,
+        );
     }
     if !catalog.completers.is_empty() {
-        router = on(router, "completion/complete", &session, Session::complete);
+        router = on(
+            router,
+            "completion/complete",
+            &session,
+            Kind::Both(Shape::Plain),
+            Session::complete,
+        );
     }
     router
 }
 
-/// `router` with `method` answered by `answer` on this session.
-fn on<P, R, F, Fut>(router: Router, method: &str, session: &Arc<Session>, answer: F) -> Router
+/// Which revisions a method belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Sessions only (`initialize`, `logging/setLevel`, subscriptions):
+    /// -32601 on a stateless request.
+    Session,
+    /// The stateless revision only (`server/discover`).
+    Stateless,
+    /// Both, with the stateless result shaped so.
+    Both(Shape),
+    /// Both, and on a stateless request it may ask the client (MRTR).
+    Asking(Shape),
+}
+
+/// `router` with `method` answered by `answer` on this session: the
+/// request's stateless `_meta` read and checked first, and on a stateless
+/// request the result marked (`resultType`, caching hints), or answered
+/// `input_required` when the handler asked what it had no answer to.
+fn on<P, R, F, Fut>(
+    router: Router,
+    method: &'static str,
+    session: &Arc<Session>,
+    kind: Kind,
+    answer: F,
+) -> Router
 where
     P: DeserializeOwned + Send + 'static,
     R: Serialize + Send + 'static,
-    F: Fn(Arc<Session>, P, Context) -> Fut + Send + Sync + 'static,
+    F: Fn(Arc<Session>, P, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
 {
     let session = session.clone();
-    router.request(method, move |params: P, ctx: Context| {
-        answer(session.clone(), params, ctx)
-    })
+    let answer = Arc::new(answer);
+    router.request(
+        method,
+        move |params: Option<Box<RawValue>>, ctx: Context| {
+            let (session, answer) = (session.clone(), answer.clone());
+            async move {
+                let envelope = Envelope::read(params.as_deref())?;
+                let stateless = Stateless::of(method, &envelope, &ctx)?;
+                let inputs = match (&stateless, kind) {
+                    (Some(_), Kind::Session) | (None, Kind::Stateless) => {
+                        return Err(ErrorObject::method_not_found(method))
+                    }
+                    (Some(_), Kind::Asking(_)) => {
+                        let about = envelope.name.as_deref().or(envelope.uri.as_deref());
+                        Inputs::new(
+                            &session.catalog.state_key,
+                            format!("{method} {}", about.unwrap_or_default()),
+                            envelope.request_state.as_deref(),
+                            envelope.input_responses.as_ref(),
+                        )?
+                    }
+                    _ => Inputs::default(),
+                };
+                let raw = params.as_deref().map_or("null", RawValue::get);
+                let params: P = serde_json::from_str(raw).map_err(ErrorObject::invalid_params)?;
+                let scope = Arc::new(Scope { stateless, inputs });
+                let cx = ToolContext {
+                    ctx,
+                    session: session.clone(),
+                    scope: scope.clone(),
+                };
+                let result = answer(session.clone(), params, cx).await;
+                if scope.inputs.enabled {
+                    if let Some(asked) = scope.inputs.input_required(&session.catalog.state_key) {
+                        return Ok(asked);
+                    }
+                }
+                let result = serde_json::to_value(result?).map_err(ErrorObject::internal_error)?;
+                Ok(match (&scope.stateless, kind) {
+                    (None, _) => result,
+                    (Some(_), Kind::Both(shape) | Kind::Asking(shape)) => complete(result, shape),
+                    (Some(_), _) => complete(result, Shape::Cached),
+                })
+            }
+        },
+    )
+}
+
+/// What one request said of itself: its stateless `_meta`, and its
+/// questions and answers.
+#[derive(Debug, Default)]
+pub(super) struct Scope {
+    pub(super) stateless: Option<Stateless>,
+    pub(super) inputs: Inputs,
 }
 
 /// One session's state: what its client negotiated.
@@ -181,6 +293,33 @@ impl Session {
         }
     }
 
+    /// `server/discover`: the stateless revisions, what the server offers
+    /// and who it is. No `listChanged` or `subscribe`: those need
+    /// `subscriptions/listen`, which this layer does not serve.
+    fn discover(&self) -> Value {
+        let catalog = &self.catalog;
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert("tools".to_owned(), json!({}));
+        if self.offers_resources() {
+            capabilities.insert("resources".to_owned(), json!({}));
+        }
+        if !catalog.prompts.items.is_empty() {
+            capabilities.insert("prompts".to_owned(), json!({}));
+        }
+        if !catalog.completers.is_empty() {
+            capabilities.insert("completions".to_owned(), json!({}));
+        }
+        let mut result = json!({
+            "supportedVersions": STATELESS_VERSIONS,
+            "capabilities": capabilities,
+            "_meta": {META_SERVER: catalog.info},
+        });
+        if let Some(instructions) = &catalog.instructions {
+            result["instructions"] = Value::from(instructions.as_str());
+        }
+        result
+    }
+
     /// Whether the session's connection is open.
     pub(super) fn is_live(&self) -> bool {
         self.peer.get().is_some_and(|p| !p.is_closed())
@@ -204,7 +343,7 @@ impl Session {
                 .iter()
                 .any(|t| t.pattern.matches(&uri).is_some());
         if !known {
-            return Err(not_found(&uri));
+            return Err(not_found(&uri, RESOURCE_NOT_FOUND));
         }
         if !self.subscriptions.add(uri) {
             return Err(ErrorObject::invalid_params(format!(
@@ -302,7 +441,7 @@ impl Session {
     async fn read_resource(
         self: Arc<Self>,
         params: ReadResourceParams,
-        ctx: Context,
+        cx: ToolContext,
     ) -> Result<ReadResourceResult, ErrorObject> {
         let uri = params.uri;
         let catalog = self.catalog.clone();
@@ -314,9 +453,14 @@ impl Session {
                 .find_map(|t| t.pattern.matches(&uri).map(|vars| (t.read.clone(), vars))),
         };
         let Some((read, vars)) = found else {
-            return Err(not_found(&uri));
+            // SEP-2164: the stateless revision says -32602.
+            let code = if cx.is_stateless() {
+                jsonrpc_runtime::ErrorCode::INVALID_PARAMS.0
+            } else {
+                RESOURCE_NOT_FOUND
+            };
+            return Err(not_found(&uri, code));
         };
-        let cx = ToolContext { ctx, session: self };
         let contents = read(uri, vars, cx).await?;
         Ok(ReadResourceResult { contents })
     }
@@ -327,7 +471,7 @@ impl Session {
     async fn complete(
         self: Arc<Self>,
         params: CompleteParams,
-        ctx: Context,
+        cx: ToolContext,
     ) -> Result<CompleteResult, ErrorObject> {
         let catalog = self.catalog.clone();
         let unknown = match &params.reference {
@@ -351,7 +495,6 @@ impl Session {
                 completion: Completion::default(),
             });
         };
-        let cx = ToolContext { ctx, session: self };
         let values = run(params.argument.value, params.context.arguments, cx).await?;
         Ok(CompleteResult {
             completion: Completion::capped(values),
@@ -362,7 +505,7 @@ impl Session {
     async fn get_prompt(
         self: Arc<Self>,
         params: GetPromptParams,
-        ctx: Context,
+        cx: ToolContext,
     ) -> Result<GetPromptResult, ErrorObject> {
         let Some(entry) = self.catalog.prompts.get(&params.name).cloned() else {
             return Err(ErrorObject::invalid_params(format!(
@@ -370,7 +513,6 @@ impl Session {
                 params.name
             )));
         };
-        let cx = ToolContext { ctx, session: self };
         let messages = (entry.get)(params.arguments, cx).await?;
         Ok(GetPromptResult {
             description: entry.prompt.description.clone(),
@@ -380,27 +522,14 @@ impl Session {
 
     /// Runs `tools/call`: an unknown tool is -32602, as the specification's
     /// error handling says.
-    async fn call_tool(self: Arc<Self>, params: CallToolParams, ctx: Context) -> ToolOutcome {
+    async fn call_tool(self: Arc<Self>, params: CallToolParams, cx: ToolContext) -> ToolOutcome {
         let Some(entry) = self.catalog.tools.get(&params.name).cloned() else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown tool `{}`",
                 params.name
             )));
         };
-        let cx = ToolContext { ctx, session: self };
         (entry.run)(params.arguments, cx).await
-    }
-
-    /// Arguments that do not fit the tool: a tool error from 2025-11-25 on
-    /// (the model can correct them), -32602 before.
-    pub(super) fn argument_error(&self, tool: &str, error: &serde_json::Error) -> ToolOutcome {
-        let message = format!("invalid arguments for `{tool}`: {error}");
-        // Revisions are dates: they order as strings.
-        if self.version() >= ARGUMENT_ERRORS_AS_TOOL_ERRORS {
-            Ok(CallToolResult::error(message))
-        } else {
-            Err(ErrorObject::invalid_params(message))
-        }
     }
 }
 
@@ -411,6 +540,7 @@ impl Session {
 pub struct ToolContext {
     pub(super) ctx: Context,
     pub(super) session: Arc<Session>,
+    pub(super) scope: Arc<Scope>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -423,24 +553,54 @@ impl fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
+    /// Arguments that do not fit the tool: a tool error from 2025-11-25 on
+    /// (the model can correct them), -32602 before.
+    pub(super) fn argument_error(&self, tool: &str, error: &serde_json::Error) -> ToolOutcome {
+        let message = format!("invalid arguments for `{tool}`: {error}");
+        // Revisions are dates: they order as strings.
+        if self.protocol_version() >= ARGUMENT_ERRORS_AS_TOOL_ERRORS {
+            Ok(CallToolResult::error(message))
+        } else {
+            Err(ErrorObject::invalid_params(message))
+        }
+    }
+
     /// The request's context.
     pub fn context(&self) -> &Context {
         &self.ctx
     }
 
-    /// The revision the session speaks.
+    /// The revision of the request: the session's, or the stateless
+    /// revision the request's `_meta` names.
     pub fn protocol_version(&self) -> &'static str {
-        self.session.version()
+        match &self.scope.stateless {
+            Some(stateless) => stateless.version,
+            None => self.session.version(),
+        }
     }
 
-    /// What the client declared it can do (nothing before `initialize`).
+    /// Whether the request is of the stateless revision (2026-07-28): it
+    /// says what its client can do in its `_meta`, and questions to the
+    /// client are answered in a later round of the request.
+    pub fn is_stateless(&self) -> bool {
+        self.scope.stateless.is_some()
+    }
+
+    /// What the client declared it can do: in `initialize` (nothing before
+    /// it), or in the request's `_meta`.
     pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        self.session.negotiated.get().map(|n| &n.capabilities)
+        match &self.scope.stateless {
+            Some(stateless) => Some(&stateless.capabilities),
+            None => self.session.negotiated.get().map(|n| &n.capabilities),
+        }
     }
 
     /// Who the client said it is.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.session.negotiated.get().map(|n| &n.client)
+        match &self.scope.stateless {
+            Some(stateless) => stateless.client.as_ref(),
+            None => self.session.negotiated.get().map(|n| &n.client),
+        }
     }
 
     /// Sends the client a log message (`notifications/message`) at
@@ -462,7 +622,16 @@ impl ToolContext {
         logger: Option<&str>,
         data: impl Serialize,
     ) -> Result<(), jsonrpc_runtime::peer::SendError> {
-        if (level as u8) < self.session.log_level.load(Ordering::Relaxed) {
+        let least = match &self.scope.stateless {
+            // A stateless client is sent log messages only when its
+            // request's `_meta` asks for them.
+            Some(stateless) => match stateless.log_level {
+                Some(least) => least as u8,
+                None => return Ok(()),
+            },
+            None => self.session.log_level.load(Ordering::Relaxed),
+        };
+        if (level as u8) < least {
             return Ok(());
         }
         let params = LoggingMessageParams {

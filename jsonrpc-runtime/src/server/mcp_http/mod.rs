@@ -48,6 +48,11 @@ pub const DEFAULT_REPLAY_BUFFER: usize = 256 * 1024;
 pub const DEFAULT_PROTOCOL_VERSIONS: [&str; 4] =
     ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
+/// The stateless revisions an [`McpHttpListener`] serves unless
+/// [`stateless_versions`](McpHttpListener::stateless_versions) says
+/// otherwise.
+pub const DEFAULT_STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
+
 /// Serves MCP over Streamable HTTP: every client session is a
 /// [`Peer`](crate::Peer) with the routes and [`Config`] given (default
 /// [`Config::mcp`]), reached through one endpoint (default `/mcp`).
@@ -254,6 +259,7 @@ struct Options {
     replay_buffer: usize,
     origins: Origins,
     protocol_versions: Vec<String>,
+    stateless_versions: Vec<String>,
 }
 
 /// Why an MCP session ended (see [`McpHttpListener::on_session_close`]).
@@ -340,6 +346,7 @@ where
                 replay_buffer: DEFAULT_REPLAY_BUFFER,
                 origins: Origins::Loopback,
                 protocol_versions: DEFAULT_PROTOCOL_VERSIONS.map(str::to_owned).to_vec(),
+                stateless_versions: DEFAULT_STATELESS_VERSIONS.map(str::to_owned).to_vec(),
             },
             on_close: None,
         }
@@ -448,6 +455,7 @@ where
         let manager = Arc::new(Manager {
             server: shared.clone(),
             open: OpenOptions::default().with_hook(self.on_connect),
+            stateless_config: self.config.clone().stateless(),
             config: self.config,
             routes: Arc::new(routes),
             options: Arc::new(self.options),
@@ -457,6 +465,7 @@ where
         let make = move |addr: &PeerAddr| McpService {
             manager: manager.clone(),
             addr: addr.clone(),
+            stateless: std::sync::OnceLock::new(),
         };
         serve_http(self.acceptor, self.limit, health_path, shared, make)
     }

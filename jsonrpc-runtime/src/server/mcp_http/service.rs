@@ -36,6 +36,7 @@ use crate::transport::{OpenOptions, Transport};
 
 mod answers;
 mod posted;
+mod stateless;
 
 pub(super) use self::answers::McpBody;
 use self::answers::{empty, json, refuse, session_not_found, sse, HttpRefusal};
@@ -60,6 +61,10 @@ pub(super) struct Manager {
     /// The `on_connect` hook.
     pub(super) open: OpenOptions,
     pub(super) config: Config,
+    /// The config of the peers that serve stateless requests: `config`
+    /// without its lifecycle (a stateless request needs no handshake) and
+    /// without the `ping` answer (a stateless client has no `ping`).
+    pub(super) stateless_config: Config,
     pub(super) routes: Arc<dyn MakeRouterDyn>,
     pub(super) options: Arc<Options>,
     pub(super) on_close: Option<OnSessionClose>,
@@ -77,12 +82,26 @@ pub(super) struct Session {
     /// The identity of the caller that sent `initialize`: only callers
     /// with the same one reach the session.
     identity: Option<Arc<str>>,
+    /// Whether it serves this connection's stateless requests: it has no
+    /// id a client knows, and its end is no session's.
+    stateless: bool,
 }
 
 /// Answers the MCP endpoint on one connection.
 pub(super) struct McpService {
     pub(super) manager: Arc<Manager>,
     pub(super) addr: PeerAddr,
+    /// The peer that serves this connection's stateless requests, made by
+    /// the first; it ends with the connection.
+    pub(super) stateless: std::sync::OnceLock<Arc<Session>>,
+}
+
+impl Drop for McpService {
+    fn drop(&mut self) {
+        if let Some(session) = self.stateless.get() {
+            session.deleted.cancel();
+        }
+    }
 }
 
 impl HttpService for McpService {
@@ -142,6 +161,9 @@ impl McpService {
             )
             .map(McpBody::from);
         }
+        if manager.is_stateless(headers) {
+            return self.post_stateless(request, caller).await;
+        }
         let session = match manager.session_of(headers, &caller) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
@@ -160,7 +182,7 @@ impl McpService {
             Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
         };
         match session {
-            Some(session) => session.post(posted, manager, caller).await,
+            Some(session) => session.post(posted, manager, caller, Answers::Session).await,
             None => {
                 if !posted.is_initialize() {
                     return refuse(
@@ -176,7 +198,7 @@ impl McpService {
                 if let Some(Posting::Request { id, .. }) = posted.messages.first() {
                     session.core.set_initialize(id.clone());
                 }
-                let mut response = session.post(posted, manager, caller).await;
+                let mut response = session.post(posted, manager, caller, Answers::Session).await;
                 if let Ok(id) = HeaderValue::from_str(&session.id) {
                     response.headers_mut().insert(MCP_SESSION_ID, id);
                 }
@@ -345,7 +367,7 @@ impl Manager {
                 ),
             ));
         }
-        let session = Arc::new(self.spawn_session(id.clone(), addr, caller));
+        let session = Arc::new(self.spawn_session(id.clone(), addr, caller, false));
         sessions.insert(id, session.clone());
         drop(sessions);
         self.server
@@ -357,7 +379,13 @@ impl Manager {
     /// A session's peer: the server's routes and config, on a transport
     /// whose inbound side is what the client posts and whose outbound side
     /// routes each message to a stream.
-    fn spawn_session(&self, id: Arc<str>, addr: &PeerAddr, caller: ConnectionInfo) -> Session {
+    fn spawn_session(
+        &self,
+        id: Arc<str>,
+        addr: &PeerAddr,
+        caller: ConnectionInfo,
+        stateless: bool,
+    ) -> Session {
         let identity = caller.shared_identity();
         let (posted_tx, posted) = mpsc::channel(INBOUND_QUEUE);
         let (injected_tx, injected) = mpsc::unbounded_channel();
@@ -379,8 +407,13 @@ impl Manager {
         )
         .with_connection(caller);
         transport.callers = Some(callers);
+        let config = if stateless {
+            &self.stateless_config
+        } else {
+            &self.config
+        };
         let peer = Peer::builder()
-            .config(self.config.clone())
+            .config(config.clone())
             .router(self.routes.make(addr))
             .spawn(transport);
         Session {
@@ -390,6 +423,7 @@ impl Manager {
             posted: posted_tx,
             deleted: CancellationToken::new(),
             identity,
+            stateless,
         }
     }
 
@@ -461,10 +495,24 @@ async fn supervise(manager: Arc<Manager>, session: Arc<Session>) {
     };
     manager.forget(&session);
     session.core.finish();
+    if session.stateless {
+        return;
+    }
     tracing::debug!(session = %session.id, reason = %why, "an MCP session ended");
     if let Some(hook) = &manager.on_close {
         hook(&session.id, &why);
     }
+}
+
+/// How a POST's answers go back.
+#[derive(Debug, Clone, Copy)]
+enum Answers {
+    /// A session's: one JSON body or a stream, as the listener says.
+    Session,
+    /// A stateless request's: a stream when it may be told about as it
+    /// runs (progress, logs), else one JSON body whose status says how it
+    /// ended.
+    Stateless { sse: bool },
 }
 
 /// Waits until `at`, or forever.
@@ -483,6 +531,7 @@ impl Session {
         posted: Posted,
         manager: &Manager,
         caller: Arc<ConnectionInfo>,
+        mode: Answers,
     ) -> Response<McpBody> {
         let _busy = self.core.busy();
         let batch = posted.batch;
@@ -527,7 +576,10 @@ impl Session {
             }
             return json(StatusCode::BAD_REQUEST, answer_body(batch, refusals));
         }
-        let json_mode = manager.options.json_responses;
+        let json_mode = match mode {
+            Answers::Session => manager.options.json_responses,
+            Answers::Stateless { sse } => !sse,
+        };
         let (sid, answers, accepted) = match self.core.open_post(requests, refusals, json_mode) {
             Ok(opened) => opened,
             Err(_) => return session_not_found(),
@@ -541,7 +593,12 @@ impl Session {
                 std::future::poll_fn(|cx| feed.poll(cx)).await;
                 match answers.await {
                     Ok(answers) if !answers.is_empty() => {
-                        json(StatusCode::OK, answer_body(batch, answers))
+                        let body = answer_body(batch, answers);
+                        let status = match mode {
+                            Answers::Session => StatusCode::OK,
+                            Answers::Stateless { .. } => stateless::status_of(&body),
+                        };
+                        json(status, body)
                     }
                     _ if self.core.is_closed() => session_not_found(),
                     // Every request was cancelled: nothing to say.

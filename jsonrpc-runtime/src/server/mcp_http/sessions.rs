@@ -294,6 +294,48 @@ where
         self
     }
 
+    /// The stateless revisions served (default
+    /// [`DEFAULT_STATELESS_VERSIONS`](super::DEFAULT_STATELESS_VERSIONS):
+    /// `2026-07-28`); none turns stateless serving off.
+    ///
+    /// A `POST` with no `Mcp-Session-Id` whose `MCP-Protocol-Version` is
+    /// not one of the [session revisions](Self::protocol_versions) is
+    /// stateless: one request, no handshake, answered on the `POST` (a
+    /// stream when its `_meta` asks for progress or log messages, else one
+    /// JSON body), with `404` for an unknown method and `400` for any
+    /// other error. Before it reaches the routes, its headers are checked
+    /// against its body: `MCP-Protocol-Version` against `_meta`'s revision
+    /// and `Mcp-Method` and `Mcp-Name` against the method and the tool,
+    /// prompt or resource (`400`, -32020, when they disagree or are
+    /// missing), and the revision against this list (`400`, -32022, with
+    /// the revisions served). The requests of one connection share a peer
+    /// with no lifecycle; the protocol layer reads each one's `_meta`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::McpHttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::Router;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // Sessions only, as before 2026-07-28.
+    /// let server = McpHttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .stateless_versions(Vec::<String>::new())
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn stateless_versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.options.stateless_versions = versions.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Calls `hook` with each session's id and why it ended, once it has.
     ///
     /// # Examples

@@ -1,0 +1,222 @@
+//! Stateless requests (MCP 2026-07-28): no session and no handshake; each
+//! `POST` carries one request whose headers must agree with its body, and
+//! is answered on that `POST` with a status that says how it ended.
+//!
+//! A `POST` is stateless when it names no session and its
+//! `MCP-Protocol-Version` is not one of the session revisions; the rest
+//! (no header, a session revision, an `Mcp-Session-Id`) is a session's.
+//! The checks here are the transport's: the version header against the
+//! body's `_meta`, the revision, `Mcp-Method` and `Mcp-Name`. What a
+//! request means (its `_meta` keys, the methods a stateless client may
+//! call) is the protocol layer's, on the routes.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::*;
+
+/// The method header of a stateless request.
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+
+/// The name header: the tool, prompt or resource the request is about.
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// The header and the body disagree, or a required header is missing.
+const HEADER_MISMATCH: i64 = -32020;
+
+/// The revision asked for is not one this server speaks.
+const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// The `_meta` key of the request's revision.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// What the checks read of a request.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default)]
+    id: Option<Id>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(default, borrow)]
+    params: Option<Params<'a>>,
+}
+
+#[derive(Default, Deserialize)]
+struct Params<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    uri: Option<Cow<'a, str>>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl Manager {
+    /// Whether a POST is a stateless request: no session, and a revision
+    /// that is not a session's.
+    pub(super) fn is_stateless(&self, headers: &HeaderMap) -> bool {
+        if self.options.stateless_versions.is_empty() || headers.contains_key(MCP_SESSION_ID) {
+            return false;
+        }
+        headers.get(MCP_PROTOCOL_VERSION).is_some_and(|version| {
+            let version = version.to_str().unwrap_or_default().trim();
+            !self.options.protocol_versions.iter().any(|v| v == version)
+        })
+    }
+}
+
+impl McpService {
+    /// Checks and serves one stateless request.
+    pub(super) async fn post_stateless(
+        &self,
+        request: Request<Incoming>,
+        caller: Arc<ConnectionInfo>,
+    ) -> Response<McpBody> {
+        let manager = &self.manager;
+        let (parts, body) = request.into_parts();
+        let body = match read_body(body, manager.config.max_frame_len).await {
+            Ok(body) => body,
+            Err(refused) => return refused.map(McpBody::from),
+        };
+        let posted = match Posted::read(&body, manager) {
+            Ok(posted) => posted,
+            Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
+        };
+        let dialect = manager.dialect();
+        let refuse = |id: &Id, error: ErrorObject| {
+            json(
+                StatusCode::BAD_REQUEST,
+                message::error_response(dialect, id, &error),
+            )
+        };
+        if posted.batch {
+            let error = ErrorObject::invalid_request("a stateless request is one message, not a batch");
+            return refuse(&Id::NULL, error);
+        }
+        let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(&body) else {
+            // A response or a notification with no method: nothing to check.
+            return match self.stateless_session(&caller) {
+                Ok(session) => {
+                    session
+                        .post(posted, manager, caller, Answers::Stateless { sse: false })
+                        .await
+                }
+                Err(refused) => refused.into_response(),
+            };
+        };
+        let id = envelope.id.clone().unwrap_or(Id::NULL);
+        if let Err(error) = check(&parts.headers, &envelope, &manager.options) {
+            return refuse(&id, error);
+        }
+        let meta = envelope.params.as_ref().and_then(|p| p.meta.as_ref());
+        // Progress and log messages go out as the request runs: a stream.
+        let sse = meta.is_some_and(|meta| {
+            meta.contains_key("progressToken")
+                || meta.contains_key("io.modelcontextprotocol/logLevel")
+        });
+        let session = match self.stateless_session(&caller) {
+            Ok(session) => session,
+            Err(refused) => return refused.into_response(),
+        };
+        session
+            .post(posted, manager, caller, Answers::Stateless { sse })
+            .await
+    }
+
+    /// The peer of this connection's stateless requests, started by the
+    /// first.
+    fn stateless_session(&self, caller: &ConnectionInfo) -> Result<Arc<Session>, HttpRefusal> {
+        if let Some(session) = self.stateless.get() {
+            return Ok(session.clone());
+        }
+        let manager = &self.manager;
+        if manager.server.stop.is_cancelled() {
+            return Err(HttpRefusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down".to_owned(),
+            ));
+        }
+        let id = Arc::<str>::from(format!("stateless@{}", self.addr));
+        let session = Arc::new(manager.spawn_session(id, &self.addr, caller.clone(), true));
+        let session = self.stateless.get_or_init(|| session).clone();
+        manager
+            .server
+            .tracker
+            .spawn(supervise(manager.clone(), session.clone()));
+        Ok(session)
+    }
+}
+
+/// The transport's checks of one stateless request, in the order the
+/// specification gives: the version header against `_meta`, the revision,
+/// then `Mcp-Method` and `Mcp-Name`.
+fn check(headers: &HeaderMap, envelope: &Envelope<'_>, options: &Options) -> Result<(), ErrorObject> {
+    let header = |name: &HeaderName| {
+        headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}").trim())
+    };
+    let version = header(&MCP_PROTOCOL_VERSION).unwrap_or_default();
+    let params = envelope.params.as_ref();
+    let meta_version = params
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|meta| meta.get(META_VERSION));
+    if let Some(meta_version) = meta_version {
+        if meta_version.as_str() != Some(version) {
+            return Err(ErrorObject::new(
+                HEADER_MISMATCH,
+                format!("`MCP-Protocol-Version: {version}` is not the request's `_meta` revision"),
+            ));
+        }
+    }
+    if !options.stateless_versions.iter().any(|v| v == version) {
+        let data = serde_json::json!({
+            "supported": options.stateless_versions,
+            "requested": version,
+        });
+        let error = ErrorObject::new(UNSUPPORTED_VERSION, "Unsupported protocol version");
+        return Err(error.clone().with_data(&data).unwrap_or(error));
+    }
+    if header(&MCP_METHOD) != Some(&*envelope.method) {
+        return Err(ErrorObject::new(
+            HEADER_MISMATCH,
+            format!("`Mcp-Method` must be the request's method, `{}`", envelope.method),
+        ));
+    }
+    let named = match &*envelope.method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.name.as_deref()),
+        "resources/read" => params.and_then(|p| p.uri.as_deref()),
+        _ => None,
+    };
+    if let Some(name) = named {
+        if header(&MCP_NAME) != Some(name) {
+            return Err(ErrorObject::new(
+                HEADER_MISMATCH,
+                format!("`Mcp-Name` must be the request's `{name}`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The status of a stateless answer: `404` for an unknown method, `400`
+/// for any other error, `200` for a result.
+pub(super) fn status_of(body: &Bytes) -> StatusCode {
+    #[derive(Deserialize)]
+    struct Answer {
+        #[serde(default)]
+        error: Option<Code>,
+    }
+    #[derive(Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    match serde_json::from_slice::<Answer>(body) {
+        Ok(Answer { error: None }) | Err(_) => StatusCode::OK,
+        Ok(Answer {
+            error: Some(Code { code: -32601 }),
+        }) => StatusCode::NOT_FOUND,
+        Ok(Answer { error: Some(_) }) => StatusCode::BAD_REQUEST,
+    }
+}
