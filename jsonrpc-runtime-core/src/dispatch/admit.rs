@@ -233,7 +233,7 @@ impl Reader {
             Some(Decision::Reject(error)) => return self.refuse(batch, &id, &error),
             Some(_) => return,
         }
-        if let Some(error) = self.lifecycle_request(method, &id) {
+        if let Some(error) = self.lifecycle_request(method, &id, params) {
             return self.refuse(batch, &id, &error);
         }
         let route = match self.router.request_route(method) {
@@ -263,7 +263,12 @@ impl Reader {
     }
 
     /// Step 4: the session lifecycle.
-    fn lifecycle_request(&self, method: &str, id: &Id) -> Option<ErrorObject> {
+    fn lifecycle_request(
+        &self,
+        method: &str,
+        id: &Id,
+        params: Option<RawJson<'_>>,
+    ) -> Option<ErrorObject> {
         let lifecycle = self.connection.lifecycle.as_ref()?;
         match crate::policy::Gate::check(
             lifecycle,
@@ -273,6 +278,7 @@ impl Reader {
                 connection: &self.connection.shared.info,
             },
         ) {
+            Decision::Reject(_) if lifecycle.lets_through(params.map(RawJson::get)) => None,
             Decision::Reject(error) => Some(error),
             _ => None,
         }

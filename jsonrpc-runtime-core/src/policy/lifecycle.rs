@@ -29,6 +29,7 @@ pub struct Lifecycle {
     pub(crate) shutdown: Option<Name>,
     pub(crate) after_shutdown: ErrorObject,
     pub(crate) exit: Option<Name>,
+    pub(crate) stateless_meta: Option<Name>,
 }
 
 impl Lifecycle {
@@ -44,6 +45,7 @@ impl Lifecycle {
             shutdown: None,
             after_shutdown: ErrorObject::invalid_request("the session is shutting down"),
             exit: None,
+            stateless_meta: None,
         }
     }
 
@@ -67,7 +69,10 @@ impl Lifecycle {
     }
 
     /// MCP: `initialize` first (requests before it get -32002), except
-    /// `ping`, which is always answered.
+    /// `ping`, which is always answered, and the requests of the stateless
+    /// revision (2026-07-28), which have no handshake: `server/discover`,
+    /// and any request whose `_meta` names its revision
+    /// (`io.modelcontextprotocol/protocolVersion`).
     pub fn mcp() -> Self {
         Lifecycle::new(
             "initialize",
@@ -77,7 +82,16 @@ impl Lifecycle {
             ),
         )
         .allow_before("ping")
+        .allow_before("server/discover")
+        .allow_with_meta("io.modelcontextprotocol/protocolVersion")
         .initialize_once()
+    }
+
+    /// Lets a request through at any stage when its params' `_meta` has
+    /// `key`: a request that needs no handshake says so itself.
+    pub fn allow_with_meta(mut self, key: impl Into<Name>) -> Self {
+        self.stateless_meta = Some(key.into());
+        self
     }
 
     /// Lets `method` through before the handshake.
@@ -129,6 +143,23 @@ impl LifecycleGate {
 
     fn allowed_before(&self, method: &str) -> bool {
         self.rules.allowed_before.iter().any(|m| m == method)
+    }
+
+    /// Whether a request's params let it through whatever the stage (see
+    /// [`Lifecycle::allow_with_meta`]).
+    pub(crate) fn lets_through(&self, params: Option<&str>) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(default, rename = "_meta", borrow)]
+            meta: Option<std::collections::HashMap<Cow<'a, str>, serde::de::IgnoredAny>>,
+        }
+        let (Some(key), Some(params)) = (&self.rules.stateless_meta, params) else {
+            return false;
+        };
+        serde_json::from_str::<Params<'_>>(params)
+            .ok()
+            .and_then(|p| p.meta)
+            .is_some_and(|meta| meta.contains_key(key.as_ref()))
     }
 
     /// The exit code when `method` is the lifecycle's exit notification: 0
