@@ -20,6 +20,30 @@
 //! | `completion/complete` | suggestions for a prompt's argument or a template's variable from the completer added for it ([`McpServer::complete_prompt_argument`], [`McpServer::complete_template_variable`]), at most 100 with `total` and `hasMore`; none for an argument without a completer; -32602 for a prompt or template the server does not have |
 //! | `logging/setLevel` | keeps the least severe level the client wants; [`ToolContext::log`] sends `notifications/message` at that level or above |
 //! | `tools/call` | decodes the arguments and runs the tool; an unknown tool is -32602; arguments that do not fit are a tool error (`isError`) from `2025-11-25` on and -32602 before, as each revision says; a [`ToolError`] is `isError` with its message |
+//! | `resources/subscribe`, `resources/unsubscribe` | the URIs whose updates the session wants (at most [`MAX_SUBSCRIPTIONS`]); a [`Notifier`] sends the updates and list changes |
+//! | `server/discover` | the stateless revision's (`2026-07-28`) description of the server: [`STATELESS_VERSIONS`], capabilities, `serverInfo` in `_meta` |
+//!
+//! # Two kinds of client on one server
+//!
+//! A session client (`2024-11-05` … `2025-11-25`) sends `initialize` and
+//! is answered on its session's revision. A stateless client
+//! (`2026-07-28`) sends its revision and capabilities in every request's
+//! `_meta` and never `initialize`: this layer reads and checks them (-32602
+//! without them, -32022 for a revision it does not speak), answers
+//! `server/discover`, marks results with `resultType` (and caching hints
+//! on lists and reads), and refuses the session-only methods (`initialize`,
+//! `logging/setLevel`, subscriptions) with -32601. One router serves both,
+//! over stdio or Streamable HTTP (whose listener sorts the two by
+//! `MCP-Protocol-Version`).
+//!
+//! A tool asks its client through its [`ToolContext`]
+//! ([`create_message`](ToolContext::create_message),
+//! [`elicit`](ToolContext::elicit), [`list_roots`](ToolContext::list_roots)):
+//! on a session that is a call to the client; on a stateless request the
+//! request is answered `input_required` with the question, and the tool
+//! runs again when the client sends the answers, earlier rounds' answers
+//! kept in a `requestState` signed with HMAC-SHA-256
+//! ([`McpServer::request_state_key`]).
 //!
 //! A handler returns text, [`Content`](types::Content) (images, audio,
 //! resource links, embedded resources), a whole

@@ -151,13 +151,15 @@ impl McpClient {
         if let Some(last) = last.and_then(|l| HeaderValue::from_str(l).ok()) {
             headers.insert(LAST_EVENT_ID, last);
         }
+        let sent_session = self.session().id.is_some();
         let response = self.send(request).await?;
         match response.status() {
-            StatusCode::NOT_FOUND => {
+            StatusCode::NOT_FOUND if sent_session => {
                 self.session_ended();
                 Ok(Opened::SessionGone)
             }
-            StatusCode::METHOD_NOT_ALLOWED => Ok(Opened::NotOffered),
+            // A server without sessions may have no `GET` at all.
+            StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => Ok(Opened::NotOffered),
             StatusCode::NO_CONTENT => Ok(Opened::Over),
             status
                 if status.is_success()
