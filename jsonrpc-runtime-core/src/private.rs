@@ -368,12 +368,27 @@ pub struct SizeThreshold {
     pub measures: &'static str,
 }
 
-const fn threshold(name: &'static str, bytes: usize, measures: &'static str) -> SizeThreshold {
-    SizeThreshold {
-        name,
-        bytes,
-        measures,
-    }
+/// A [`SizeThreshold`] of the constant at `path` (from the invoking
+/// crate's root), named by its path: `size_threshold!(codec::LARGE,
+/// "inbound frame")`; `size_threshold!("name", path, "what")` for a
+/// constant whose path is not its name (one field of a pair).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! size_threshold {
+    ($first:ident $(:: $segment:ident)*, $measures:literal) => {
+        $crate::__private::SizeThreshold {
+            name: concat!(stringify!($first) $(, "::", stringify!($segment))*),
+            bytes: crate::$first $(:: $segment)*,
+            measures: $measures,
+        }
+    };
+    ($name:literal, $($segment:ident)::+ $(. $field:tt)?, $measures:literal) => {
+        $crate::__private::SizeThreshold {
+            name: $name,
+            bytes: crate::$($segment)::+ $(. $field)?,
+            measures: $measures,
+        }
+    };
 }
 
 /// Every size threshold of the core, each named once where it is defined
@@ -381,80 +396,40 @@ const fn threshold(name: &'static str, bytes: usize, measures: &'static str) -> 
 /// to the list the size sweep walks. A new threshold of the core belongs
 /// here.
 pub const SIZE_THRESHOLDS: &[SizeThreshold] = &[
-    threshold(
-        "message::encode::FRESH",
-        crate::message::encode::FRESH,
-        "encoded message",
+    size_threshold!(message::encode::FRESH, "encoded message"),
+    size_threshold!(message::encode::CHUNK, "encoded message"),
+    size_threshold!(message::encode::KEEP, "encoded message"),
+    size_threshold!(message::scan::SCAN_MAX, "inbound frame"),
+    size_threshold!(codec::LARGE, "inbound frame"),
+    size_threshold!(
+        codec::SMALL_AFTER_LARGE,
+        "inbound bytes after a large frame"
     ),
-    threshold(
-        "message::encode::CHUNK",
-        crate::message::encode::CHUNK,
-        "encoded message",
-    ),
-    threshold(
-        "message::encode::KEEP",
-        crate::message::encode::KEEP,
-        "encoded message",
-    ),
-    threshold(
-        "message::scan::SCAN_MAX",
-        crate::message::scan::SCAN_MAX,
-        "inbound frame",
-    ),
-    threshold("codec::LARGE", crate::codec::LARGE, "inbound frame"),
-    threshold(
-        "codec::SMALL_AFTER_LARGE",
-        crate::codec::SMALL_AFTER_LARGE,
-        "inbound bytes after a large frame",
-    ),
-    threshold(
-        "codec::READ_ROOM (least)",
-        crate::codec::READ_ROOM.0,
-        "one read",
-    ),
-    threshold(
-        "codec::READ_ROOM (most)",
-        crate::codec::READ_ROOM.1,
-        "one read",
-    ),
-    threshold(
-        "codec::content_length::MAX_HEADER_LEN",
-        crate::codec::content_length::MAX_HEADER_LEN,
-        "header block",
-    ),
-    threshold(
-        "dispatch::admit::INLINE_PARAMS_MAX",
-        crate::dispatch::admit::INLINE_PARAMS_MAX,
-        "request params",
-    ),
-    threshold(
-        "transport::INITIAL_BUFFER",
-        crate::transport::INITIAL_BUFFER,
-        "read and write buffers",
-    ),
-    threshold(
-        "transport::WRITE_GATHER",
-        crate::transport::WRITE_GATHER,
-        "gathered outbound frames",
-    ),
-    threshold(
-        "transport::write::LARGE_FRAME",
-        crate::transport::write::LARGE_FRAME,
-        "outbound frame",
-    ),
-    threshold(
-        "transport::write::RETAINED_BUFFER",
-        crate::transport::write::RETAINED_BUFFER,
-        "write buffer",
-    ),
-    threshold(
-        "config::DEFAULT_OUTBOUND_BUDGET",
-        crate::config::DEFAULT_OUTBOUND_BUDGET,
-        "queued outbound frames",
-    ),
-    threshold(
-        "codec::DEFAULT_MAX_FRAME_LEN",
-        crate::codec::DEFAULT_MAX_FRAME_LEN,
-        "the frame cap",
-    ),
+    size_threshold!("codec::READ_ROOM (least)", codec::READ_ROOM.0, "one read"),
+    size_threshold!("codec::READ_ROOM (most)", codec::READ_ROOM.1, "one read"),
+    size_threshold!(codec::content_length::MAX_HEADER_LEN, "header block"),
+    size_threshold!(dispatch::admit::INLINE_PARAMS_MAX, "request params"),
+    size_threshold!(transport::INITIAL_BUFFER, "read and write buffers"),
+    size_threshold!(transport::WRITE_GATHER, "gathered outbound frames"),
+    size_threshold!(transport::write::LARGE_FRAME, "outbound frame"),
+    size_threshold!(transport::write::RETAINED_BUFFER, "write buffer"),
+    size_threshold!(config::DEFAULT_OUTBOUND_BUDGET, "queued outbound frames"),
+    size_threshold!(codec::DEFAULT_MAX_FRAME_LEN, "the frame cap"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::SIZE_THRESHOLDS;
+
+    #[test]
+    fn each_threshold_is_named_by_its_path() {
+        for threshold in SIZE_THRESHOLDS {
+            let path = threshold.name.split(" (").next().unwrap_or_default();
+            assert!(
+                !path.is_empty() && path.split("::").all(|s| !s.is_empty() && !s.contains(' ')),
+                "{threshold:?}"
+            );
+        }
+        assert_eq!(SIZE_THRESHOLDS[0].name, "message::encode::FRESH");
+    }
+}

@@ -8,35 +8,27 @@ pub use jsonrpc_runtime_core::__private::*;
 /// The size thresholds of this crate's transports and servers.
 const OWN: &[SizeThreshold] = &[
     #[cfg(feature = "websocket")]
-    SizeThreshold {
-        name: "transport::websocket::WS_READ_BUFFER",
-        bytes: crate::transport::websocket::WS_READ_BUFFER,
-        measures: "one WebSocket read",
-    },
+    size_threshold!(transport::websocket::WS_READ_BUFFER, "one WebSocket read"),
     #[cfg(feature = "websocket")]
-    SizeThreshold {
-        name: "transport::websocket::WS_WRITE_BUFFER",
-        bytes: crate::transport::websocket::WS_WRITE_BUFFER,
-        measures: "gathered WebSocket frames",
-    },
+    size_threshold!(
+        transport::websocket::WS_WRITE_BUFFER,
+        "gathered WebSocket frames"
+    ),
     #[cfg(feature = "mcp-http")]
-    SizeThreshold {
-        name: "server::mcp_http::session::BACKLOG_LIMIT",
-        bytes: crate::server::mcp_http::session::BACKLOG_LIMIT,
-        measures: "a session's unsent messages",
-    },
+    size_threshold!(
+        server::mcp_http::session::BACKLOG_LIMIT,
+        "a session's unsent messages"
+    ),
     #[cfg(feature = "mcp-http")]
-    SizeThreshold {
-        name: "server::mcp_http::session::MAX_PARKED_BYTES",
-        bytes: crate::server::mcp_http::session::MAX_PARKED_BYTES,
-        measures: "a session's parked messages",
-    },
+    size_threshold!(
+        server::mcp_http::session::MAX_PARKED_BYTES,
+        "a session's parked messages"
+    ),
     #[cfg(feature = "mcp-http")]
-    SizeThreshold {
-        name: "server::DEFAULT_REPLAY_BUFFER",
-        bytes: crate::server::DEFAULT_REPLAY_BUFFER,
-        measures: "an SSE stream's replay buffer",
-    },
+    size_threshold!(
+        server::DEFAULT_REPLAY_BUFFER,
+        "an SSE stream's replay buffer"
+    ),
 ];
 
 const ALL_LEN: usize = CORE.len() + OWN.len();
