@@ -374,6 +374,8 @@ pub struct SizeThreshold {
 /// constant whose path is not its name (one field of a pair).
 #[macro_export]
 #[doc(hidden)]
+// `crate::` is the invoking crate's on purpose: each crate lists its own.
+#[allow(clippy::crate_in_macro_def)]
 macro_rules! size_threshold {
     ($first:ident $(:: $segment:ident)*, $measures:literal) => {
         $crate::__private::SizeThreshold {

@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests.
 
+pub mod http;
 pub mod sweep;
 
 use std::path::PathBuf;

@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::join_all;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
+use http_body_util::Full;
 use hyper::header;
-use hyper::{Method, Request, Response, StatusCode, Version};
+use hyper::{Method, Request, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
 use jsonrpc_runtime::transport::{HttpConnector, HttpFailure, TcpAcceptor, TcpConnector};
@@ -21,6 +20,7 @@ use jsonrpc_runtime::{
     server::Server, CallError, Config, Context, ErrorCode, ErrorObject, Peer, Router,
 };
 use serde_json::{json, Value};
+use tests::http::HttpAnswer;
 use tests::{example_path, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::TcpStream;
@@ -127,49 +127,19 @@ fn get(path: &str) -> Request<Full<Bytes>> {
         .unwrap()
 }
 
-/// A response's status, headers and body.
-struct Answer {
-    status: StatusCode,
-    version: Version,
-    headers: hyper::HeaderMap,
-    body: Bytes,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
-    }
-
-    fn header(&self, name: header::HeaderName) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-}
-
-async fn read(response: Response<Incoming>) -> Answer {
-    let (parts, body) = response.into_parts();
-    let body = body.collect().await.expect("the body").to_bytes();
-    Answer {
-        status: parts.status,
-        version: parts.version,
-        headers: parts.headers,
-        body,
-    }
-}
-
 async fn send1(
     send: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     request: Request<Full<Bytes>>,
-) -> Answer {
+) -> HttpAnswer {
     let response = tokio::time::timeout(ANSWER_TIMEOUT, send.send_request(request))
         .await
         .expect("an answer in time")
         .expect("an answer");
-    read(response).await
+    HttpAnswer::read(response).await
 }
 
 /// One request on a connection of its own.
-async fn once(addr: SocketAddr, request: Request<Full<Bytes>>) -> Answer {
+async fn once(addr: SocketAddr, request: Request<Full<Bytes>>) -> HttpAnswer {
     send1(&mut http1(addr).await, request).await
 }
 
@@ -419,7 +389,7 @@ async fn http2_with_prior_knowledge_is_served_concurrently_on_one_connection() {
                 .send_request(post(&uri, JSON, &body.to_string()))
                 .await
                 .expect("an answer");
-            let answer = read(response).await;
+            let answer = HttpAnswer::read(response).await;
             assert_eq!(answer.status, StatusCode::OK);
             assert_eq!(answer.version, Version::HTTP_2);
             assert_eq!(answer.json()["result"], i - 1);
@@ -502,7 +472,7 @@ async fn an_http2_stream_already_open_finishes_during_the_drain() {
     let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(60)));
     until_refused(addr).await;
     release.add_permits(1);
-    let answer = read(held.await.unwrap().expect("the open stream is answered")).await;
+    let answer = HttpAnswer::read(held.await.unwrap().expect("the open stream is answered")).await;
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(answer.version, Version::HTTP_2);
     assert_eq!(answer.json()["result"], "released");

@@ -22,6 +22,7 @@ use jsonrpc_runtime::{
     ErrorObject, Peer, Router,
 };
 use serde_json::{json, Value};
+use tests::http::{once, send_once, HttpAnswer};
 use tests::ANSWER_TIMEOUT;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Semaphore};
@@ -220,40 +221,11 @@ fn post(headers: &[(&str, &str)], body: Value) -> Request<Full<Bytes>> {
 /// Sends `request` on a connection of its own; the response's body is
 /// left to read (an SSE stream may not end).
 async fn send(addr: SocketAddr, request: Request<Full<Bytes>>) -> Response<Incoming> {
-    let stream = TcpStream::connect(addr).await.unwrap();
-    let (mut send, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    within(send.send_request(request)).await.expect("an answer")
+    send_once(addr, request).await
 }
 
-/// A whole answer.
-struct Answer {
-    status: StatusCode,
-    headers: hyper::HeaderMap,
-    body: Bytes,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-}
-
-async fn full(addr: SocketAddr, request: Request<Full<Bytes>>) -> Answer {
-    let (parts, body) = send(addr, request).await.into_parts();
-    let body = within(body.collect()).await.expect("the body").to_bytes();
-    Answer {
-        status: parts.status,
-        headers: parts.headers,
-        body,
-    }
+async fn full(addr: SocketAddr, request: Request<Full<Bytes>>) -> HttpAnswer {
+    once(addr, request).await
 }
 
 /// An SSE body, event by event.

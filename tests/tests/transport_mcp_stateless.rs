@@ -6,15 +6,13 @@
 use std::net::SocketAddr;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::Full;
 use hyper::{Method, Request, StatusCode};
-use hyper_util::rt::TokioIo;
 use jsonrpc_runtime::server::McpHttpListener;
 use jsonrpc_runtime::transport::TcpAcceptor;
 use jsonrpc_runtime::{Config, Context, ErrorObject, Router};
 use serde_json::{json, Value};
-use tests::ANSWER_TIMEOUT;
-use tokio::net::TcpStream;
+use tests::http::{once, HttpAnswer};
 
 const REVISION: &str = "2026-07-28";
 
@@ -60,28 +58,9 @@ fn body(id: u64, method: &str, mut params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: hyper::HeaderMap,
-    body: Bytes,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
-    }
-
-    fn code(&self) -> i64 {
-        self.json()["error"]["code"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("no error: {:?}", self.body))
-    }
-}
-
 /// POSTs `body` with the usual headers and `headers` (a `None` value
 /// leaves that header out), on a connection of its own.
-async fn post(addr: SocketAddr, headers: &[(&str, Option<&str>)], body: &Value) -> Answer {
+async fn post(addr: SocketAddr, headers: &[(&str, Option<&str>)], body: &Value) -> HttpAnswer {
     let mut all: Vec<(&str, Option<&str>)> = vec![
         ("host", Some("localhost")),
         ("content-type", Some("application/json")),
@@ -104,22 +83,7 @@ async fn post(addr: SocketAddr, headers: &[(&str, Option<&str>)], body: &Value) 
     let request = builder
         .body(Full::new(Bytes::from(body.to_string())))
         .unwrap();
-    let exchange = async {
-        let stream = TcpStream::connect(addr).await.unwrap();
-        let (mut send, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        let (parts, body) = send.send_request(request).await.unwrap().into_parts();
-        Answer {
-            status: parts.status,
-            headers: parts.headers,
-            body: body.collect().await.unwrap().to_bytes(),
-        }
-    };
-    tokio::time::timeout(ANSWER_TIMEOUT, exchange)
-        .await
-        .expect("an answer in time")
+    once(addr, request).await
 }
 
 #[tokio::test]
@@ -143,11 +107,11 @@ async fn a_stateless_request_is_answered_on_its_post_with_no_session() {
         StatusCode::BAD_REQUEST,
         "an error answer is 400"
     );
-    assert_eq!(answer.code(), -32602);
+    assert_eq!(answer.error_code(), -32602);
     let unknown = body(3, "unknown/method", json!({}));
     let answer = post(addr, &[], &unknown).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
-    assert_eq!(answer.code(), -32601);
+    assert_eq!(answer.error_code(), -32601);
     assert_eq!(answer.json()["id"], 3);
 }
 
@@ -165,20 +129,20 @@ async fn headers_that_disagree_with_the_body_are_refused_with_32020() {
     for headers in cases {
         let answer = post(addr, headers, &call).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{headers:?}");
-        assert_eq!(answer.code(), -32020, "{headers:?}");
+        assert_eq!(answer.error_code(), -32020, "{headers:?}");
         assert_eq!(answer.json()["id"], 7, "the request's id is echoed");
     }
     // The version header against `_meta`'s, then the revision itself.
     let mismatched = body(8, "fail", json!({"_meta": meta("v999.0.0")}));
     let answer = post(addr, &[], &mismatched).await;
     assert_eq!(
-        (answer.status, answer.code()),
+        (answer.status, answer.error_code()),
         (StatusCode::BAD_REQUEST, -32020)
     );
     let future = body(9, "fail", json!({"_meta": meta("v999.0.0")}));
     let answer = post(addr, &[("mcp-protocol-version", Some("v999.0.0"))], &future).await;
     assert_eq!(
-        (answer.status, answer.code()),
+        (answer.status, answer.error_code()),
         (StatusCode::BAD_REQUEST, -32022)
     );
     let data = &answer.json()["error"]["data"];
