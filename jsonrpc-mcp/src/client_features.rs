@@ -182,6 +182,10 @@ pub enum AskError {
     /// `input_required` with every question it asked and found no answer
     /// to, and runs again when the client sends the answers.
     InputRequired(String),
+    /// On a stateless request of a method that cannot be answered
+    /// `input_required` (only `tools/call`, `prompts/get` and
+    /// `resources/read` can): the question (its method) cannot be asked.
+    NotAskable(String),
     /// On a stateless request: the client's answer to the question of
     /// this key is not an answer of its kind. A tool that returns it with
     /// `?` is answered -32602.
@@ -205,6 +209,11 @@ impl fmt::Display for AskError {
                 )
             }
             AskError::InputRequired(key) => write!(f, "the answer to `{key}` is yet to come"),
+            AskError::NotAskable(method) => write!(
+                f,
+                "`{method}` cannot be asked on this request: only `tools/call`, `prompts/get` \
+                 and `resources/read` of the stateless revision take answers in a later round"
+            ),
             AskError::InvalidAnswer(key, error) => {
                 write!(
                     f,
@@ -220,7 +229,8 @@ impl std::error::Error for AskError {
         match self {
             AskError::NotOffered(_)
             | AskError::MissingCapability(_)
-            | AskError::InputRequired(_) => None,
+            | AskError::InputRequired(_)
+            | AskError::NotAskable(_) => None,
             AskError::Call(error) => Some(error),
             AskError::InvalidContent(error) | AskError::InvalidAnswer(_, error) => Some(error),
         }

@@ -77,6 +77,31 @@ pub struct InitializeResult {
     pub instructions: Option<String>,
 }
 
+/// `server/discover`'s result (2026-07-28): the stateless revisions the
+/// server speaks, what it offers and who it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// The stateless revisions served.
+    pub supported_versions: Vec<String>,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// How to use the server, for the client's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Who the server is.
+    #[serde(rename = "_meta")]
+    pub meta: DiscoverMeta,
+}
+
+/// The `_meta` of [`DiscoverResult`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiscoverMeta {
+    /// Who the server is.
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    pub server_info: Implementation,
+}
+
 /// What a server offers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,13 +168,21 @@ pub struct LoggingMessageParams<D = Value> {
     pub data: D,
 }
 
+/// A capability's flag is left out when false, as the specification
+/// reads an absent one.
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
 /// The server's resources capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
     /// Whether a client can subscribe to a resource's updates.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub subscribe: bool,
     /// Whether the server tells when its list of resources changes.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub list_changed: bool,
 }
 
@@ -158,6 +191,7 @@ pub struct ResourcesCapability {
 #[serde(rename_all = "camelCase")]
 pub struct PromptsCapability {
     /// Whether the server tells when its list of prompts changes.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub list_changed: bool,
 }
 
@@ -166,6 +200,7 @@ pub struct PromptsCapability {
 #[serde(rename_all = "camelCase")]
 pub struct ToolsCapability {
     /// Whether the server tells when its list of tools changes.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub list_changed: bool,
 }
 

@@ -239,7 +239,9 @@ impl Asking<'_> {
         if !declared {
             return Err(AskError::MissingCapability(capability));
         }
-        let inputs = &cx.scope.inputs;
+        let Some(inputs) = &cx.scope.inputs else {
+            return Err(AskError::NotAskable(method.to_owned()));
+        };
         let key = self.key.unwrap_or_else(|| inputs.next_key(method));
         let params = serde_json::to_value(params)
             .map_err(|e| AskError::Call(CallError::InvalidParams(e)))?;

@@ -14,28 +14,55 @@ use super::session::Session;
 /// its connection, and is pruned from here as it is found gone.
 #[derive(Default)]
 pub(super) struct Hub {
-    sessions: Mutex<Vec<Weak<Session>>>,
+    sessions: Mutex<Sessions>,
+}
+
+#[derive(Default)]
+struct Sessions {
+    all: Vec<Weak<Session>>,
+    /// How many were live at the last pruning.
+    live: usize,
+}
+
+impl Sessions {
+    fn prune(&mut self) {
+        self.all
+            .retain(|s| s.upgrade().is_some_and(|s| s.is_live()));
+        self.live = self.all.len();
+    }
 }
 
 impl Hub {
-    /// Adds `session`, pruning those that ended.
+    /// Adds `session`. Sessions that ended are pruned once the list has
+    /// doubled since the last pruning: each join costs O(1) amortized.
     pub(super) fn join(&self, session: &Arc<Session>) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|s| s.upgrade().is_some_and(|s| s.is_live()));
-        sessions.push(Arc::downgrade(session));
+        let mut sessions = self.lock();
+        if sessions.all.len() >= 2 * sessions.live.max(16) {
+            sessions.prune();
+        }
+        sessions.all.push(Arc::downgrade(session));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The live sessions' peers, with whether each wants `uri`'s updates
     /// (all of them when `uri` is `None`).
     fn peers(&self, uri: Option<&str>) -> Vec<Peer> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|s| s.upgrade().is_some_and(|s| s.is_live()));
-        sessions
-            .iter()
-            .filter_map(Weak::upgrade)
-            .filter(|s| uri.is_none_or(|uri| s.is_subscribed(uri)))
-            .filter_map(|s| s.peer().cloned())
-            .collect()
+        let mut sessions = self.lock();
+        let mut peers = Vec::new();
+        sessions.all.retain(|session| {
+            let Some(session) = session.upgrade().filter(|s| s.is_live()) else {
+                return false;
+            };
+            if uri.is_none_or(|uri| session.is_subscribed(uri)) {
+                peers.extend(session.peer().cloned());
+            }
+            true
+        });
+        sessions.live = sessions.all.len();
+        peers
     }
 }
 

@@ -14,6 +14,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use jsonrpc_runtime::ErrorObject;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::Sha256;
 
@@ -91,11 +92,8 @@ fn seeded() -> [u8; 32] {
 }
 
 /// One request's questions and answers, across its rounds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Inputs {
-    /// Whether this request may ask at all (it is a stateless `tools/call`,
-    /// `prompts/get` or `resources/read`).
-    pub(super) enabled: bool,
     /// What it is bound to: method and name.
     bound: String,
     /// The client's answers, this round's and the earlier rounds'.
@@ -132,7 +130,6 @@ impl Inputs {
             }
         }
         Ok(Inputs {
-            enabled: true,
             bound,
             answers,
             asked: Mutex::default(),
@@ -163,17 +160,27 @@ impl Inputs {
 
     /// The `input_required` result when this round asked something it had
     /// no answer to.
-    pub(super) fn input_required(&self, key: &StateKey) -> Option<Value> {
+    pub(super) fn input_required(&self, key: &StateKey) -> Option<InputRequired> {
         let asked = std::mem::take(&mut *self.asked.lock().unwrap_or_else(PoisonError::into_inner));
         if asked.is_empty() {
             return None;
         }
-        Some(json!({
-            "resultType": "input_required",
-            "inputRequests": asked,
-            "requestState": key.seal(&self.bound, &self.answers),
-        }))
+        Some(InputRequired {
+            result_type: "input_required",
+            input_requests: asked,
+            request_state: key.seal(&self.bound, &self.answers),
+        })
     }
+}
+
+/// The answer of a round with questions: what the client must answer,
+/// and the state to send back with the answers.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct InputRequired {
+    result_type: &'static str,
+    input_requests: Map<String, Value>,
+    request_state: String,
 }
 
 #[cfg(test)]
@@ -204,14 +211,14 @@ mod tests {
         let key = StateKey::new([1; 32]);
         let first = Inputs::new(&key, "b".into(), None, None).unwrap();
         assert!(first.answer("a", "roots/list", json!({})).is_none());
-        let asked = first.input_required(&key).unwrap();
+        let asked = serde_json::to_value(first.input_required(&key).unwrap()).unwrap();
         assert_eq!(asked["inputRequests"]["a"]["method"], "roots/list");
         let state = asked["requestState"].as_str().unwrap();
         let second = Inputs::new(&key, "b".into(), Some(state), Some(&json!({"a": 1}))).unwrap();
         assert_eq!(second.answer("a", "roots/list", json!({})), Some(&json!(1)));
         assert!(second.answer("c", "roots/list", json!({})).is_none());
-        let state = second.input_required(&key).unwrap()["requestState"].clone();
-        let third = Inputs::new(&key, "b".into(), state.as_str(), Some(&json!({"c": 2}))).unwrap();
+        let state = second.input_required(&key).unwrap().request_state;
+        let third = Inputs::new(&key, "b".into(), Some(&state), Some(&json!({"c": 2}))).unwrap();
         assert_eq!(third.answer("a", "x", json!({})), Some(&json!(1)));
         assert_eq!(third.answer("c", "x", json!({})), Some(&json!(2)));
         assert!(third.input_required(&key).is_none());

@@ -12,24 +12,26 @@ use jsonrpc_runtime::{Context, ErrorObject, Peer, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::hub::{Subscriptions, MAX_SUBSCRIPTIONS};
+use super::mrtr::InputRequired;
 use super::mrtr::Inputs;
 use super::results::ToolOutcome;
-use super::stateless::{complete, Envelope, Shape, Stateless, META_SERVER, STATELESS_VERSIONS};
+use super::stateless::{Complete, Envelope, Shape, Stateless, STATELESS_VERSIONS};
 use super::Catalog;
 use crate::completion::{CompleteParams, CompleteResult, Completion, Reference};
 use crate::prompts::{GetPromptParams, GetPromptResult, ListPromptsResult};
 use crate::resources::{
-    not_found, ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams,
+    not_found, ListResourceTemplatesResult, ListResourcesResult, ReadFn, ReadResourceParams,
     ReadResourceResult, RESOURCE_NOT_FOUND,
 };
 use crate::types::{
-    CallToolParams, CallToolResult, ClientCapabilities, Implementation, InitializeParams,
-    InitializeResult, ListToolsResult, LogLevel, LoggingMessageParams, PaginatedParams,
-    PromptsCapability, ResourcesCapability, ServerCapabilities, SetLevelParams, ToolsCapability,
-    LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS,
+    CallToolParams, CallToolResult, ClientCapabilities, DiscoverMeta, DiscoverResult,
+    Implementation, InitializeParams, InitializeResult, ListToolsResult, LogLevel,
+    LoggingMessageParams, PaginatedParams, PromptsCapability, ResourcesCapability,
+    ServerCapabilities, SetLevelParams, ToolsCapability, LATEST_PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
 };
 
 /// The MCP methods of one session; those of resources, prompts and
@@ -152,12 +154,32 @@ enum Kind {
     /// Sessions only (`initialize`, `logging/setLevel`, subscriptions):
     /// -32601 on a stateless request.
     Session,
-    /// The stateless revision only (`server/discover`).
+    /// The stateless revision only (`server/discover`, which is cached).
     Stateless,
     /// Both, with the stateless result shaped so.
     Both(Shape),
     /// Both, and on a stateless request it may ask the client (MRTR).
     Asking(Shape),
+}
+
+impl Kind {
+    /// How a stateless result of this kind is marked.
+    fn shape(self) -> Shape {
+        match self {
+            Kind::Both(shape) | Kind::Asking(shape) => shape,
+            Kind::Session | Kind::Stateless => Shape::Cached,
+        }
+    }
+}
+
+/// A route's answer: a session's result as it is, a stateless one marked,
+/// or the questions of a round.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Answer<R> {
+    Session(R),
+    Stateless(Complete<R>),
+    InputRequired(InputRequired),
 }
 
 /// `router` with `method` answered by `answer` on this session: the
@@ -184,22 +206,22 @@ where
         move |params: Option<Box<RawValue>>, ctx: Context| {
             let (session, answer) = (session.clone(), answer.clone());
             async move {
-                let envelope = Envelope::read(params.as_deref())?;
-                let stateless = Stateless::of(method, &envelope, &ctx)?;
+                let mut envelope = Envelope::read(params.as_deref())?;
+                let stateless = Stateless::of(method, &mut envelope, &ctx)?;
                 let inputs = match (&stateless, kind) {
                     (Some(_), Kind::Session) | (None, Kind::Stateless) => {
                         return Err(ErrorObject::method_not_found(method))
                     }
                     (Some(_), Kind::Asking(_)) => {
                         let about = envelope.name.as_deref().or(envelope.uri.as_deref());
-                        Inputs::new(
+                        Some(Inputs::new(
                             &session.catalog.state_key,
                             format!("{method} {}", about.unwrap_or_default()),
                             envelope.request_state.as_deref(),
                             envelope.input_responses.as_ref(),
-                        )?
+                        )?)
                     }
-                    _ => Inputs::default(),
+                    _ => None,
                 };
                 let raw = params.as_deref().map_or("null", RawValue::get);
                 let params: P = serde_json::from_str(raw).map_err(ErrorObject::invalid_params)?;
@@ -210,16 +232,16 @@ where
                     scope: scope.clone(),
                 };
                 let result = answer(session.clone(), params, cx).await;
-                if scope.inputs.enabled {
-                    if let Some(asked) = scope.inputs.input_required(&session.catalog.state_key) {
-                        return Ok(asked);
-                    }
+                let asked = scope
+                    .inputs
+                    .as_ref()
+                    .and_then(|inputs| inputs.input_required(&session.catalog.state_key));
+                if let Some(asked) = asked {
+                    return Ok(Answer::InputRequired(asked));
                 }
-                let result = serde_json::to_value(result?).map_err(ErrorObject::internal_error)?;
-                Ok(match (&scope.stateless, kind) {
-                    (None, _) => result,
-                    (Some(_), Kind::Both(shape) | Kind::Asking(shape)) => complete(result, shape),
-                    (Some(_), _) => complete(result, Shape::Cached),
+                Ok(match &scope.stateless {
+                    None => Answer::Session(result?),
+                    Some(_) => Answer::Stateless(Complete::new(result?, kind.shape())),
                 })
             }
         },
@@ -228,16 +250,18 @@ where
 
 /// What one request said of itself: its stateless `_meta`, and its
 /// questions and answers.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Scope {
     pub(super) stateless: Option<Stateless>,
-    pub(super) inputs: Inputs,
+    /// The questions and answers of a stateless request that may ask
+    /// (`tools/call`, `prompts/get`, `resources/read`).
+    pub(super) inputs: Option<Inputs>,
 }
 
 /// One session's state: what its client negotiated.
 pub(super) struct Session {
     pub(super) catalog: Arc<Catalog>,
-    pub(super) negotiated: OnceLock<Negotiated>,
+    pub(super) negotiated: OnceLock<Declared>,
     /// The least severe level the client wants (`logging/setLevel`), as a
     /// [`LogLevel`]'s rank; every level until it says.
     pub(super) log_level: AtomicU8,
@@ -248,12 +272,13 @@ pub(super) struct Session {
     pub(super) subscriptions: Subscriptions,
 }
 
-/// What `initialize` settled.
+/// What a client declared: in `initialize` for its session, or in a
+/// stateless request's `_meta`.
 #[derive(Debug)]
-pub(super) struct Negotiated {
-    version: &'static str,
-    capabilities: ClientCapabilities,
-    client: Implementation,
+pub(super) struct Declared {
+    pub(super) version: &'static str,
+    pub(super) capabilities: ClientCapabilities,
+    pub(super) client: Option<Implementation>,
 }
 
 impl Session {
@@ -269,55 +294,54 @@ impl Session {
         if let Some(hook) = &self.catalog.on_initialize {
             hook(&params, version, ctx);
         }
-        let _ = self.negotiated.set(Negotiated {
+        let _ = self.negotiated.set(Declared {
             version,
             capabilities: params.capabilities,
-            client: params.client_info,
+            client: Some(params.client_info),
         });
-        let catalog = &self.catalog;
         InitializeResult {
             protocol_version: version.to_owned(),
-            capabilities: ServerCapabilities {
-                tools: Some(ToolsCapability { list_changed: true }),
-                resources: self.offers_resources().then_some(ResourcesCapability {
-                    subscribe: true,
-                    list_changed: true,
-                }),
-                logging: Some(serde_json::Map::new()),
-                completions: (!catalog.completers.is_empty()).then(serde_json::Map::new),
-                prompts: (!catalog.prompts.items.is_empty())
-                    .then_some(PromptsCapability { list_changed: true }),
-            },
-            server_info: catalog.info.clone(),
-            instructions: catalog.instructions.clone(),
+            capabilities: self.capabilities(false),
+            server_info: self.catalog.info.clone(),
+            instructions: self.catalog.instructions.clone(),
+        }
+    }
+
+    /// What the server offers. A session is told of list changes and
+    /// resource updates (a [`Notifier`](super::Notifier) sends them) and
+    /// may set its log level. A stateless client is told of neither, as
+    /// those need `subscriptions/listen`, which this layer does not serve,
+    /// and names its log level in each request's `_meta`.
+    fn capabilities(&self, stateless: bool) -> ServerCapabilities {
+        let catalog = &self.catalog;
+        let changes = !stateless;
+        ServerCapabilities {
+            tools: Some(ToolsCapability {
+                list_changed: changes,
+            }),
+            resources: self.offers_resources().then_some(ResourcesCapability {
+                subscribe: changes,
+                list_changed: changes,
+            }),
+            prompts: (!catalog.prompts.items.is_empty()).then_some(PromptsCapability {
+                list_changed: changes,
+            }),
+            completions: (!catalog.completers.is_empty()).then(serde_json::Map::new),
+            logging: changes.then(serde_json::Map::new),
         }
     }
 
     /// `server/discover`: the stateless revisions, what the server offers
-    /// and who it is. No `listChanged` or `subscribe`: those need
-    /// `subscriptions/listen`, which this layer does not serve.
-    fn discover(&self) -> Value {
-        let catalog = &self.catalog;
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert("tools".to_owned(), json!({}));
-        if self.offers_resources() {
-            capabilities.insert("resources".to_owned(), json!({}));
+    /// and who it is.
+    fn discover(&self) -> DiscoverResult {
+        DiscoverResult {
+            supported_versions: STATELESS_VERSIONS.map(str::to_owned).to_vec(),
+            capabilities: self.capabilities(true),
+            instructions: self.catalog.instructions.clone(),
+            meta: DiscoverMeta {
+                server_info: self.catalog.info.clone(),
+            },
         }
-        if !catalog.prompts.items.is_empty() {
-            capabilities.insert("prompts".to_owned(), json!({}));
-        }
-        if !catalog.completers.is_empty() {
-            capabilities.insert("completions".to_owned(), json!({}));
-        }
-        let mut result = json!({
-            "supportedVersions": STATELESS_VERSIONS,
-            "capabilities": capabilities,
-            "_meta": {META_SERVER: catalog.info},
-        });
-        if let Some(instructions) = &catalog.instructions {
-            result["instructions"] = Value::from(instructions.as_str());
-        }
-        result
     }
 
     /// Whether the session's connection is open.
@@ -336,13 +360,7 @@ impl Session {
     /// `resources/subscribe`: a URI of a resource or of a template's match;
     /// -32002 for any other.
     fn subscribe(&self, uri: String) -> Result<serde_json::Map<String, Value>, ErrorObject> {
-        let catalog = &self.catalog;
-        let known = catalog.resources.get(&uri).is_some()
-            || catalog
-                .templates
-                .iter()
-                .any(|t| t.pattern.matches(&uri).is_some());
-        if !known {
+        if self.reader_of(&uri).is_none() {
             return Err(not_found(&uri, RESOURCE_NOT_FOUND));
         }
         if !self.subscriptions.add(uri) {
@@ -351,13 +369,6 @@ impl Session {
             )));
         }
         Ok(serde_json::Map::new())
-    }
-
-    /// The revision negotiated (the newest before `initialize`).
-    fn version(&self) -> &'static str {
-        self.negotiated
-            .get()
-            .map_or(LATEST_PROTOCOL_VERSION, |n| n.version)
     }
 
     /// One page of `items` from `params`' cursor (where the previous
@@ -436,23 +447,29 @@ impl Session {
         })
     }
 
+    /// How `uri` is read: by its fixed resource, else by the first
+    /// template that matches it (with the template's variables).
+    fn reader_of(&self, uri: &str) -> Option<(Arc<ReadFn>, HashMap<String, String>)> {
+        let catalog = &self.catalog;
+        match catalog.resources.get(uri) {
+            Some(entry) => Some((entry.read.clone(), HashMap::new())),
+            None => catalog
+                .templates
+                .iter()
+                .find_map(|t| t.pattern.matches(uri).map(|vars| (t.read.clone(), vars))),
+        }
+    }
+
     /// `resources/read`: the fixed resource of that URI, else the first
-    /// template that matches it; -32002 when there is neither.
+    /// template that matches it; when there is neither, -32002 on a
+    /// session and -32602 on a stateless request (SEP-2164), with the URI.
     async fn read_resource(
         self: Arc<Self>,
         params: ReadResourceParams,
         cx: ToolContext,
     ) -> Result<ReadResourceResult, ErrorObject> {
         let uri = params.uri;
-        let catalog = self.catalog.clone();
-        let found = match catalog.resources.get(&uri) {
-            Some(entry) => Some((entry.read.clone(), HashMap::new())),
-            None => catalog
-                .templates
-                .iter()
-                .find_map(|t| t.pattern.matches(&uri).map(|vars| (t.read.clone(), vars))),
-        };
-        let Some((read, vars)) = found else {
+        let Some((read, vars)) = self.reader_of(&uri) else {
             // SEP-2164: the stateless revision says -32602.
             let code = if cx.is_stateless() {
                 jsonrpc_runtime::ErrorCode::INVALID_PARAMS.0
@@ -535,7 +552,9 @@ impl Session {
 
 /// What a tool's handler sees: the request's [`Context`] (progress,
 /// cancellation, calls to the client, who is calling; the context's
-/// methods are this one's too) and what the session's client negotiated.
+/// methods are this one's too), what the client declared (in its
+/// session's `initialize`, or in a stateless request's `_meta`), and the
+/// questions to the client ([`input`](ToolContext::input)).
 #[derive(Clone)]
 pub struct ToolContext {
     pub(super) ctx: Context,
@@ -570,13 +589,21 @@ impl ToolContext {
         &self.ctx
     }
 
-    /// The revision of the request: the session's, or the stateless
-    /// revision the request's `_meta` names.
-    pub fn protocol_version(&self) -> &'static str {
+    /// What the client declared: the request's `_meta` on a stateless
+    /// request, else the session's `initialize` (none before it).
+    fn declared(&self) -> Option<&Declared> {
         match &self.scope.stateless {
-            Some(stateless) => stateless.version,
-            None => self.session.version(),
+            Some(stateless) => Some(&stateless.declared),
+            None => self.session.negotiated.get(),
         }
+    }
+
+    /// The revision of the request: the session's (the newest before
+    /// `initialize`), or the stateless revision the request's `_meta`
+    /// names.
+    pub fn protocol_version(&self) -> &'static str {
+        self.declared()
+            .map_or(LATEST_PROTOCOL_VERSION, |d| d.version)
     }
 
     /// Whether the request is of the stateless revision (2026-07-28): it
@@ -589,24 +616,20 @@ impl ToolContext {
     /// What the client declared it can do: in `initialize` (nothing before
     /// it), or in the request's `_meta`.
     pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        match &self.scope.stateless {
-            Some(stateless) => Some(&stateless.capabilities),
-            None => self.session.negotiated.get().map(|n| &n.capabilities),
-        }
+        self.declared().map(|d| &d.capabilities)
     }
 
-    /// Who the client said it is.
+    /// Who the client said it is (a stateless client need not say).
     pub fn client_info(&self) -> Option<&Implementation> {
-        match &self.scope.stateless {
-            Some(stateless) => stateless.client.as_ref(),
-            None => self.session.negotiated.get().map(|n| &n.client),
-        }
+        self.declared().and_then(|d| d.client.as_ref())
     }
 
     /// Sends the client a log message (`notifications/message`) at
-    /// `level`, from `logger` when given, unless the client asked
-    /// (`logging/setLevel`) for more severe levels only. `data` is any
-    /// JSON: a string, or an object of details.
+    /// `level`, from `logger` when given, unless the client asked for more
+    /// severe levels only: with `logging/setLevel` on a session, in the
+    /// request's `_meta` on a stateless request (which gets no log
+    /// messages unless it names a level). `data` is any JSON: a string, or
+    /// an object of details.
     ///
     /// # Errors
     ///

@@ -3,25 +3,20 @@
 //! `_meta`; there is no `initialize`, and results say their `resultType`.
 
 use jsonrpc_runtime::{Context, ErrorObject};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::session::Declared;
 use crate::types::{ClientCapabilities, Implementation, LogLevel};
 
 /// The stateless revisions this layer speaks.
 pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 /// The `_meta` key of a request's revision.
-pub(super) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of the client's capabilities.
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// The `_meta` key of who the client is.
-const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
-/// The `_meta` key of the least severe log level the client wants.
-const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// The result `_meta` key of who the server is.
-pub(super) const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A required client capability was not declared.
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
@@ -34,7 +29,7 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 #[serde(rename_all = "camelCase")]
 pub(super) struct Envelope {
     #[serde(default, rename = "_meta")]
-    pub(super) meta: Option<Map<String, Value>>,
+    meta: Option<Meta>,
     /// The client's answers to what a previous round asked (MRTR).
     #[serde(default)]
     pub(super) input_responses: Option<Value>,
@@ -49,12 +44,30 @@ pub(super) struct Envelope {
     pub(super) uri: Option<String>,
 }
 
+/// The `_meta` keys of the stateless revision.
+#[derive(Debug, Default, Deserialize)]
+struct Meta {
+    /// Any JSON, so that a revision that is not a string is echoed back.
+    #[serde(default, rename = "io.modelcontextprotocol/protocolVersion")]
+    version: Option<Value>,
+    #[serde(default, rename = "io.modelcontextprotocol/clientCapabilities")]
+    capabilities: Option<ClientCapabilities>,
+    #[serde(default, rename = "io.modelcontextprotocol/clientInfo")]
+    client: Option<Implementation>,
+    #[serde(default, rename = "io.modelcontextprotocol/logLevel")]
+    log_level: Option<LogLevel>,
+}
+
 impl Envelope {
-    /// The envelope of `params` (none: empty).
+    /// The envelope of `params` (none: empty). Params without a `_meta`
+    /// member are not read: only a stateless request, which has one, uses
+    /// the rest.
     pub(super) fn read(params: Option<&RawValue>) -> Result<Envelope, ErrorObject> {
         match params {
-            None => Ok(Envelope::default()),
-            Some(raw) => serde_json::from_str(raw.get()).map_err(ErrorObject::invalid_params),
+            Some(raw) if raw.get().contains("\"_meta\"") => {
+                serde_json::from_str(raw.get()).map_err(ErrorObject::invalid_params)
+            }
+            _ => Ok(Envelope::default()),
         }
     }
 }
@@ -62,9 +75,7 @@ impl Envelope {
 /// What a stateless request says about its client.
 #[derive(Debug)]
 pub(super) struct Stateless {
-    pub(super) version: &'static str,
-    pub(super) capabilities: ClientCapabilities,
-    pub(super) client: Option<Implementation>,
+    pub(super) declared: Declared,
     pub(super) log_level: Option<LogLevel>,
 }
 
@@ -78,49 +89,35 @@ impl Stateless {
     /// revision in `MCP-Protocol-Version`.
     pub(super) fn of(
         method: &str,
-        envelope: &Envelope,
+        envelope: &mut Envelope,
         ctx: &Context,
     ) -> Result<Option<Stateless>, ErrorObject> {
-        let meta = envelope.meta.as_ref();
         let header = ctx.caller().header("mcp-protocol-version");
-        let stateless = meta.is_some_and(|m| m.contains_key(META_VERSION))
+        let stateless = envelope.meta.as_ref().is_some_and(|m| m.version.is_some())
             || method == "server/discover"
             || header.is_some_and(|h| STATELESS_VERSIONS.contains(&h.trim()));
         if !stateless {
             return Ok(None);
         }
-        let empty = Map::new();
-        let meta = meta.unwrap_or(&empty);
-        let missing: Vec<&str> = [META_VERSION, META_CAPABILITIES]
-            .into_iter()
-            .filter(|key| !meta.contains_key(*key))
-            .collect();
-        if !missing.is_empty() {
+        let meta = envelope.meta.take().unwrap_or_default();
+        let (Some(requested), Some(capabilities)) = (meta.version, meta.capabilities) else {
             return Err(ErrorObject::invalid_params(format!(
-                "missing _meta keys: {}",
-                missing.join(", ")
+                "missing _meta keys: {META_VERSION} and {META_CAPABILITIES} are required"
             )));
-        }
-        let requested = meta[META_VERSION].as_str().unwrap_or_default();
-        let Some(version) = STATELESS_VERSIONS.iter().copied().find(|v| *v == requested) else {
+        };
+        let Some(version) = STATELESS_VERSIONS.iter().copied().find(|v| requested == *v) else {
             let error =
                 ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version");
-            let data = json!({"supported": STATELESS_VERSIONS, "requested": meta[META_VERSION]});
+            let data = json!({"supported": STATELESS_VERSIONS, "requested": requested});
             return Err(error.clone().with_data(&data).unwrap_or(error));
         };
-        let capabilities = serde_json::from_value(meta[META_CAPABILITIES].clone())
-            .map_err(|e| ErrorObject::invalid_params(format!("`{META_CAPABILITIES}`: {e}")))?;
-        let client = meta
-            .get(META_CLIENT)
-            .and_then(|c| serde_json::from_value(c.clone()).ok());
-        let log_level = meta
-            .get(META_LOG_LEVEL)
-            .and_then(|l| serde_json::from_value(l.clone()).ok());
         Ok(Some(Stateless {
-            version,
-            capabilities,
-            client,
-            log_level,
+            declared: Declared {
+                version,
+                capabilities,
+                client: meta.client,
+            },
+            log_level: meta.log_level,
         }))
     }
 }
@@ -146,14 +143,29 @@ pub(super) enum Shape {
     Cached,
 }
 
-/// `result` with `resultType: complete`, and the caching hints for `shape`.
-pub(super) fn complete(mut result: Value, shape: Shape) -> Value {
-    if let Value::Object(map) = &mut result {
-        map.insert("resultType".to_owned(), Value::from("complete"));
-        if shape == Shape::Cached {
-            map.entry("ttlMs").or_insert(Value::from(0));
-            map.entry("cacheScope").or_insert(Value::from("private"));
+/// A result of the stateless revision: `resultType: complete`, and the
+/// caching hints for [`Shape::Cached`] (not to be cached: `ttlMs` 0,
+/// `private`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Complete<R> {
+    #[serde(flatten)]
+    result: R,
+    result_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<&'static str>,
+}
+
+impl<R> Complete<R> {
+    pub(super) fn new(result: R, shape: Shape) -> Self {
+        let cached = shape == Shape::Cached;
+        Complete {
+            result,
+            result_type: "complete",
+            ttl_ms: cached.then_some(0),
+            cache_scope: cached.then_some("private"),
         }
     }
-    result
 }

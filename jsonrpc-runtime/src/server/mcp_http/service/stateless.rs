@@ -12,6 +12,7 @@
 
 use std::borrow::Cow;
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::*;
@@ -27,9 +28,6 @@ const HEADER_MISMATCH: i64 = -32020;
 
 /// The revision asked for is not one this server speaks.
 const UNSUPPORTED_VERSION: i64 = -32022;
-
-/// The `_meta` key of the request's revision.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// What the checks read of a request.
 #[derive(Deserialize)]
@@ -49,7 +47,19 @@ struct Params<'a> {
     #[serde(default, borrow)]
     uri: Option<Cow<'a, str>>,
     #[serde(default, rename = "_meta")]
-    meta: Option<serde_json::Map<String, serde_json::Value>>,
+    meta: Option<Meta>,
+}
+
+/// What the checks read of `_meta`.
+#[derive(Default, Deserialize)]
+struct Meta {
+    /// Any JSON: compared with the header as it is.
+    #[serde(default, rename = "io.modelcontextprotocol/protocolVersion")]
+    version: Option<serde_json::Value>,
+    #[serde(default, rename = "progressToken")]
+    progress_token: Option<IgnoredAny>,
+    #[serde(default, rename = "io.modelcontextprotocol/logLevel")]
+    log_level: Option<IgnoredAny>,
 }
 
 impl Manager {
@@ -94,34 +104,27 @@ impl McpService {
             let error = ErrorObject::invalid_request("a stateless request is one message, not a batch");
             return refuse(&Id::NULL, error);
         }
-        let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(&body) else {
-            // A response or a notification with no method: nothing to check.
-            return match self.stateless_session(&caller) {
-                Ok(session) => {
-                    session
-                        .post(posted, manager, caller, Answers::Stateless { sse: false })
-                        .await
-                }
-                Err(refused) => refused.into_response(),
-            };
-        };
-        let id = envelope.id.clone().unwrap_or(Id::NULL);
-        if let Err(error) = check(&parts.headers, &envelope, &manager.options) {
-            return refuse(&id, error);
+        // A response or a notification with no method has nothing to check
+        // and nothing to stream.
+        let envelope = serde_json::from_slice::<Envelope<'_>>(&body).ok();
+        if let Some(envelope) = &envelope {
+            if let Err(error) = check(&parts.headers, envelope, &manager.options) {
+                return refuse(&envelope.id.clone().unwrap_or(Id::NULL), error);
+            }
         }
-        let meta = envelope.params.as_ref().and_then(|p| p.meta.as_ref());
         // Progress and log messages go out as the request runs: a stream.
-        let sse = meta.is_some_and(|meta| {
-            meta.contains_key("progressToken")
-                || meta.contains_key("io.modelcontextprotocol/logLevel")
-        });
-        let session = match self.stateless_session(&caller) {
-            Ok(session) => session,
-            Err(refused) => return refused.into_response(),
-        };
-        session
-            .post(posted, manager, caller, Answers::Stateless { sse })
-            .await
+        let sse = envelope
+            .as_ref()
+            .and_then(|e| e.params.as_ref()?.meta.as_ref())
+            .is_some_and(|meta| meta.progress_token.is_some() || meta.log_level.is_some());
+        match self.stateless_session(&caller) {
+            Ok(session) => {
+                session
+                    .post(posted, manager, caller, Answers::Stateless { sse })
+                    .await
+            }
+            Err(refused) => refused.into_response(),
+        }
     }
 
     /// The peer of this connection's stateless requests, started by the
@@ -161,7 +164,7 @@ fn check(headers: &HeaderMap, envelope: &Envelope<'_>, options: &Options) -> Res
     let params = envelope.params.as_ref();
     let meta_version = params
         .and_then(|p| p.meta.as_ref())
-        .and_then(|meta| meta.get(META_VERSION));
+        .and_then(|meta| meta.version.as_ref());
     if let Some(meta_version) = meta_version {
         if meta_version.as_str() != Some(version) {
             return Err(ErrorObject::new(
