@@ -157,6 +157,7 @@ fn tools(server: McpServer) -> McpServer {
                         "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
                         "verified": {"type": "boolean", "default": true},
                     }),
+                    &[],
                 )
             },
         )
@@ -164,7 +165,7 @@ fn tools(server: McpServer) -> McpServer {
             "test_elicitation_sep1330_enums",
             "Asks the user to choose from enums of each kind.",
             |_: NoArguments, cx: ToolContext| {
-                elicit_form(cx, "Please choose options", enum_fields())
+                elicit_form(cx, "Please choose options", enum_fields(), &[])
             },
         )
         .tool_with(
@@ -230,32 +231,24 @@ async fn elicitation(args: ElicitationArgs, cx: ToolContext) -> Result<String, T
         "email": {"type": "string", "description": "User's email address"},
     });
     let required = ["username", "email"];
-    elicit_form_requiring(cx, &args.message, fields, &required).await
+    elicit_form(cx, &args.message, fields, &required).await
 }
 
-/// Asks the user to fill in a form of `fields`, none required, and says
-/// what they did.
-async fn elicit_form(cx: ToolContext, message: &str, fields: Value) -> Result<String, ToolError> {
-    elicit_form_requiring(cx, message, fields, &[]).await
-}
-
-async fn elicit_form_requiring(
+/// Asks the user to fill in a form of `fields`, of which `required` must
+/// be filled in, and says what they did.
+async fn elicit_form(
     cx: ToolContext,
     message: &str,
     fields: Value,
     required: &[&str],
 ) -> Result<String, ToolError> {
-    let params = ElicitParams {
-        message: message.to_owned(),
-        requested_schema: json!({"type": "object", "properties": fields, "required": required}),
-    };
-    let result = cx.elicit_with(params).await?;
-    let content = serde_json::to_string(&result.content.unwrap_or_default())
-        .map_err(|e| ToolError::new(e.to_string()))?;
-    let action = serde_json::to_value(result.action).map_err(|e| ToolError::new(e.to_string()))?;
+    let result = cx
+        .elicit_with(ElicitParams::form(message, fields, required))
+        .await?;
+    let content = Value::Object(result.content.unwrap_or_default());
     Ok(format!(
         "Elicitation completed: action={}, content={content}",
-        action.as_str().unwrap_or_default()
+        result.action.as_str()
     ))
 }
 
@@ -451,15 +444,8 @@ async fn ask_field(
     message: &str,
     field: &str,
 ) -> Result<String, ToolError> {
-    let params = ElicitParams {
-        message: message.to_owned(),
-        requested_schema: json!({
-            "type": "object",
-            "properties": {field: {"type": "string"}},
-            "required": [field],
-        }),
-    };
-    let result = cx.input(key).elicit_with(params).await?;
+    let form = ElicitParams::form(message, json!({field: {"type": "string"}}), &[field]);
+    let result = cx.input(key).elicit_with(form).await?;
     let value = result
         .content
         .as_ref()
@@ -476,15 +462,12 @@ async fn ask_name(cx: &ToolContext, key: &str, message: &str) -> Result<String, 
 
 /// Asks the user to confirm (`confirm`: `{ok: boolean}`).
 async fn confirm(cx: &ToolContext) -> Result<(), ToolError> {
-    let params = ElicitParams {
-        message: "Please confirm".to_owned(),
-        requested_schema: json!({
-            "type": "object",
-            "properties": {"ok": {"type": "boolean"}},
-            "required": ["ok"],
-        }),
-    };
-    cx.input("confirm").elicit_with(params).await?;
+    let form = ElicitParams::form(
+        "Please confirm",
+        json!({"ok": {"type": "boolean"}}),
+        &["ok"],
+    );
+    cx.input("confirm").elicit_with(form).await?;
     Ok(())
 }
 

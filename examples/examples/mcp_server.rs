@@ -69,7 +69,7 @@ use std::time::{Duration, Instant};
 
 use jsonrpc_mcp::prompts::PromptMessage;
 use jsonrpc_mcp::resources::{Resource, ResourceTemplate};
-use jsonrpc_mcp::types::ResourceContents;
+use jsonrpc_mcp::types::{NoArguments, ResourceContents};
 use jsonrpc_mcp::{McpServer, ToolContext, ToolError};
 use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::connection::Refusal;
@@ -215,48 +215,22 @@ struct SleepArgs {
     ms: u64,
 }
 
-/// `roots` takes no arguments.
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
 /// Asks the client for its roots (a call from the server to the client,
-/// on the same connection or session) and lists them, one per line.
-async fn roots(_: NoArgs, cx: ToolContext) -> Result<String, ToolError> {
-    let declared = cx.client_capabilities().is_some_and(|c| c.roots.is_some());
-    if !declared {
-        return Err(ToolError::new(
-            "the client did not declare the `roots` capability",
-        ));
+/// on the same connection or session; a tool error when the client did
+/// not declare `roots`) and lists them, one per line.
+async fn roots(_: NoArguments, cx: ToolContext) -> Result<String, ToolError> {
+    let roots = cx.list_roots().await?;
+    if roots.is_empty() {
+        return Ok("(no roots)".to_owned());
     }
-    #[derive(Deserialize)]
-    struct ListRootsResult {
-        roots: Vec<Root>,
-    }
-    #[derive(Deserialize)]
-    struct Root {
-        uri: String,
-        #[serde(default)]
-        name: Option<String>,
-    }
-    match cx
-        .peer()
-        .call::<ListRootsResult>("roots/list", json!({}))
-        .await
-    {
-        Ok(list) if list.roots.is_empty() => Ok("(no roots)".to_owned()),
-        Ok(list) => Ok(list
-            .roots
-            .iter()
-            .map(|root| match &root.name {
-                Some(name) => format!("{} ({name})", root.uri),
-                None => root.uri.clone(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")),
-        Err(e) => Err(ToolError::new(format!(
-            "asking the client for its roots failed: {e}"
-        ))),
-    }
+    let lines: Vec<String> = roots
+        .into_iter()
+        .map(|root| match root.name {
+            Some(name) => format!("{} ({name})", root.uri),
+            None => root.uri,
+        })
+        .collect();
+    Ok(lines.join("\n"))
 }
 
 /// `a + b`: exact for integers (any two JSON integers that fit in 64 bits

@@ -111,6 +111,31 @@ pub struct ElicitParams {
     pub requested_schema: Value,
 }
 
+impl ElicitParams {
+    /// A form of `fields` (an object of JSON Schemas by field name, each
+    /// flat and primitive), of which `required` must be filled in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_mcp::client_features::ElicitParams;
+    /// use serde_json::json;
+    ///
+    /// let form = ElicitParams::form("Confirm?", json!({"ok": {"type": "boolean"}}), &["ok"]);
+    /// assert_eq!(form.requested_schema["required"], json!(["ok"]));
+    /// ```
+    pub fn form(message: impl Into<String>, fields: Value, required: &[&str]) -> Self {
+        ElicitParams {
+            message: message.into(),
+            requested_schema: serde_json::json!({
+                "type": "object",
+                "properties": fields,
+                "required": required,
+            }),
+        }
+    }
+}
+
 /// `elicitation/create`'s result: what the user did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ElicitResult {
@@ -131,6 +156,17 @@ pub enum ElicitAction {
     Decline,
     /// They dismissed it without choosing.
     Cancel,
+}
+
+impl ElicitAction {
+    /// The action as the wire says it: `accept`, `decline` or `cancel`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElicitAction::Accept => "accept",
+            ElicitAction::Decline => "decline",
+            ElicitAction::Cancel => "cancel",
+        }
+    }
 }
 
 /// What [`ToolContext::elicit`](crate::ToolContext::elicit) came to.
