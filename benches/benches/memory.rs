@@ -23,7 +23,7 @@ use jsonrpc_benches::setup::{self, Kind};
 use jsonrpc_benches::{
     floor, jsonrpsee_side, large, loopback, runtime, sys, AddParams, ADD_REQUEST, NOTE,
 };
-use jsonrpc_runtime::{Context, Id, Peer, transport::ChildProcess};
+use jsonrpc_runtime::{transport::ChildProcess, Context, Id, Peer};
 use jsonrpsee::core::client::ClientT as _;
 use serde::{Deserialize, Serialize};
 use tokio::process::Command;

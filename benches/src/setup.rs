@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use jsonrpc_runtime::server::Listener;
 use jsonrpc_runtime::transport::{ChildHandle, WebSocketAcceptor, WebSocketConnector};
-use jsonrpc_runtime::{Peer, Transport, transport::ChildProcess, server::Server};
+use jsonrpc_runtime::{server::Server, transport::ChildProcess, Peer, Transport};
 use tokio::net::{TcpListener, TcpStream, UnixStream};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 

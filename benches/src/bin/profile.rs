@@ -12,7 +12,10 @@
 //! the servers in a child process: not for callgrind, which follows only this
 //! process, but for `strace -f -c`), and over HTTP (one keep-alive
 //! connection, the raw client of `jsonrpc_benches::http`): http_floor,
-//! http_two_phase, http_ours, http_jsonrpsee. Run once with N and once with 1
+//! http_two_phase, http_ours, http_jsonrpsee; and MCP `tools/call`:
+//! mcp_plain and mcp_plain_stateless (a hand-written route, given the
+//! session's frame and the stateless one), mcp_session and mcp_stateless
+//! (the `jsonrpc-mcp` layer). Run once with N and once with 1
 //! and subtract to get the cost of one iteration without the setup.
 
 use std::hint::black_box;
@@ -85,6 +88,44 @@ fn main() {
                     } else {
                         black_box(client.request(Bytes::from_static(ADD_REQUEST)).await);
                     }
+                }
+            }
+            "mcp_plain" | "mcp_plain_stateless" | "mcp_session" | "mcp_stateless" => {
+                // MCP `tools/call` on the MCP preset: a hand-written route
+                // (given the session frame, or the stateless one whose
+                // `_meta` it ignores), the layer on a session, the layer on
+                // stateless requests.
+                let router = match variant.as_str() {
+                    "mcp_plain" | "mcp_plain_stateless" => jsonrpc_benches::mcp::plain_router(),
+                    _ => jsonrpc_benches::mcp::server().router(),
+                };
+                let (transport, mut client) = loopback::pair();
+                let _server = Peer::builder()
+                    .config(jsonrpc_runtime::Config::mcp())
+                    .router(router)
+                    .spawn(transport);
+                let call = if variant.ends_with("stateless") {
+                    if variant == "mcp_plain_stateless" {
+                        black_box(
+                            client
+                                .request(Bytes::from_static(jsonrpc_benches::mcp::INITIALIZE))
+                                .await,
+                        );
+                    }
+                    jsonrpc_benches::mcp::CALL_STATELESS
+                } else {
+                    black_box(
+                        client
+                            .request(Bytes::from_static(jsonrpc_benches::mcp::INITIALIZE))
+                            .await,
+                    );
+                    jsonrpc_benches::mcp::CALL
+                };
+                let first = client.request(Bytes::from_static(call)).await;
+                let first = String::from_utf8_lossy(&first);
+                assert!(first.contains(r#""text":"5""#), "{first}");
+                for _ in 0..n {
+                    black_box(client.request(Bytes::from_static(call)).await);
                 }
             }
             "loopback_echo" => {

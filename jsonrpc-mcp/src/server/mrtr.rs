@@ -47,17 +47,18 @@ impl StateKey {
         StateKey(key)
     }
 
-    fn mac(&self, bound: &str, payload: &[u8]) -> Hmac<Sha256> {
+    fn mac(&self, bound: Bound<'_>, payload: &[u8]) -> Hmac<Sha256> {
         // HMAC takes a key of any length.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("any key length");
-        mac.update(bound.as_bytes());
-        mac.update(&[0]);
-        mac.update(payload);
+        for part in [bound.method.as_bytes(), bound.about.as_bytes(), payload] {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part);
+        }
         mac
     }
 
     /// The state holding `answers`, for the request `bound` names.
-    fn seal(&self, bound: &str, answers: &Map<String, Value>) -> String {
+    fn seal(&self, bound: Bound<'_>, answers: &Map<String, Value>) -> String {
         let payload = Value::Object(answers.clone()).to_string();
         let tag = self.mac(bound, payload.as_bytes()).finalize().into_bytes();
         format!(
@@ -68,7 +69,7 @@ impl StateKey {
     }
 
     /// The answers a state holds, if this key signed it for `bound`.
-    fn open(&self, bound: &str, state: &str) -> Option<Map<String, Value>> {
+    fn open(&self, bound: Bound<'_>, state: &str) -> Option<Map<String, Value>> {
         let (payload, tag) = state.split_once('.')?;
         let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
         let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
@@ -78,6 +79,14 @@ impl StateKey {
             _ => None,
         }
     }
+}
+
+/// The request a state belongs to: its method, and the tool, prompt or
+/// resource it is about.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bound<'a> {
+    pub(super) method: &'a str,
+    pub(super) about: &'a str,
 }
 
 /// 32 bytes from the process's random hash seeds.
@@ -94,8 +103,10 @@ fn seeded() -> [u8; 32] {
 /// One request's questions and answers, across its rounds.
 #[derive(Debug)]
 pub(super) struct Inputs {
-    /// What it is bound to: method and name.
-    bound: String,
+    /// The method it is of.
+    method: &'static str,
+    /// The tool, prompt or resource it is about.
+    about: String,
     /// The client's answers, this round's and the earlier rounds'.
     answers: Map<String, Value>,
     /// What this round asked and found no answer to, by key.
@@ -106,17 +117,23 @@ pub(super) struct Inputs {
 }
 
 impl Inputs {
-    /// The inputs of a request that may ask (`bound`: its method and
-    /// name): the state's answers, if `key` signed it, then this round's.
+    /// The inputs of a request of `method` about `about` that may ask: the
+    /// state's answers, if `key` signed it for this request, then this
+    /// round's.
     pub(super) fn new(
         key: &StateKey,
-        bound: String,
+        method: &'static str,
+        about: String,
         state: Option<&str>,
         responses: Option<&Value>,
     ) -> Result<Inputs, ErrorObject> {
+        let bound = Bound {
+            method,
+            about: &about,
+        };
         let mut answers = match state {
             None => Map::new(),
-            Some(state) => key.open(&bound, state).ok_or_else(|| {
+            Some(state) => key.open(bound, state).ok_or_else(|| {
                 ErrorObject::invalid_params("Invalid requestState: integrity check failed")
             })?,
         };
@@ -130,7 +147,8 @@ impl Inputs {
             }
         }
         Ok(Inputs {
-            bound,
+            method,
+            about,
             answers,
             asked: Mutex::default(),
             unnamed: Mutex::default(),
@@ -168,7 +186,13 @@ impl Inputs {
         Some(InputRequired {
             result_type: "input_required",
             input_requests: asked,
-            request_state: key.seal(&self.bound, &self.answers),
+            request_state: key.seal(
+                Bound {
+                    method: self.method,
+                    about: &self.about,
+                },
+                &self.answers,
+            ),
         })
     }
 }
@@ -192,37 +216,49 @@ mod tests {
         let key = StateKey::new([7; 32]);
         let answers = json!({"name": {"action": "accept"}});
         let answers = answers.as_object().unwrap();
-        let state = key.seal("tools/call greet", answers);
-        assert_eq!(key.open("tools/call greet", &state).as_ref(), Some(answers));
-        assert_eq!(key.open("tools/call other", &state), None);
-        assert_eq!(
-            key.open("tools/call greet", &format!("{state}-TAMPERED")),
-            None
-        );
-        assert_eq!(
-            StateKey::new([8; 32]).open("tools/call greet", &state),
-            None
-        );
-        assert_eq!(key.open("tools/call greet", "no-dot"), None);
+        let bound = |about| Bound {
+            method: "tools/call",
+            about,
+        };
+        let state = key.seal(bound("greet"), answers);
+        assert_eq!(key.open(bound("greet"), &state).as_ref(), Some(answers));
+        assert_eq!(key.open(bound("other"), &state), None);
+        assert_eq!(key.open(bound("greet"), &format!("{state}-TAMPERED")), None);
+        assert_eq!(StateKey::new([8; 32]).open(bound("greet"), &state), None);
+        assert_eq!(key.open(bound("greet"), "no-dot"), None);
     }
 
     #[test]
     fn answers_accumulate_across_rounds() {
         let key = StateKey::new([1; 32]);
-        let first = Inputs::new(&key, "b".into(), None, None).unwrap();
+        let first = Inputs::new(&key, "tools/call", "b".into(), None, None).unwrap();
         assert!(first.answer("a", "roots/list", json!({})).is_none());
         let asked = serde_json::to_value(first.input_required(&key).unwrap()).unwrap();
         assert_eq!(asked["inputRequests"]["a"]["method"], "roots/list");
         let state = asked["requestState"].as_str().unwrap();
-        let second = Inputs::new(&key, "b".into(), Some(state), Some(&json!({"a": 1}))).unwrap();
+        let second = Inputs::new(
+            &key,
+            "tools/call",
+            "b".into(),
+            Some(state),
+            Some(&json!({"a": 1})),
+        )
+        .unwrap();
         assert_eq!(second.answer("a", "roots/list", json!({})), Some(&json!(1)));
         assert!(second.answer("c", "roots/list", json!({})).is_none());
         let state = second.input_required(&key).unwrap().request_state;
-        let third = Inputs::new(&key, "b".into(), Some(&state), Some(&json!({"c": 2}))).unwrap();
+        let third = Inputs::new(
+            &key,
+            "tools/call",
+            "b".into(),
+            Some(&state),
+            Some(&json!({"c": 2})),
+        )
+        .unwrap();
         assert_eq!(third.answer("a", "x", json!({})), Some(&json!(1)));
         assert_eq!(third.answer("c", "x", json!({})), Some(&json!(2)));
         assert!(third.input_required(&key).is_none());
-        let forged = Inputs::new(&key, "b".into(), Some("e30.AAAA"), None);
+        let forged = Inputs::new(&key, "tools/call", "b".into(), Some("e30.AAAA"), None);
         assert!(forged.is_err());
     }
 }

@@ -213,10 +213,11 @@ where
                         return Err(ErrorObject::method_not_found(method))
                     }
                     (Some(_), Kind::Asking(_)) => {
-                        let about = envelope.name.as_deref().or(envelope.uri.as_deref());
+                        let about = envelope.name.take().or(envelope.uri.take());
                         Some(Inputs::new(
                             &session.catalog.state_key,
-                            format!("{method} {}", about.unwrap_or_default()),
+                            method,
+                            about.unwrap_or_default(),
                             envelope.request_state.as_deref(),
                             envelope.input_responses.as_ref(),
                         )?)
