@@ -89,7 +89,8 @@ pub const DEFAULT_STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 /// | `DELETE` | `204`: the session ends (its running handlers are stopped) |
 /// | any request (but `initialize`) with no `Mcp-Session-Id` | `400` |
 /// | an `Mcp-Session-Id` that names no session (ended, expired, or never made), or a session of another identity (below) | `404`: the client starts over with `initialize` |
-/// | an `MCP-Protocol-Version` neither in [`protocol_versions`](Self::protocol_versions) nor the session's negotiated one | `400` (none at all: 2025-03-26 is assumed, and accepted) |
+/// | with an `Mcp-Session-Id`: an `MCP-Protocol-Version` neither in [`protocol_versions`](Self::protocol_versions) nor the session's negotiated one | `400` (none at all: 2025-03-26 is assumed, and accepted) |
+/// | no `Mcp-Session-Id` and an `MCP-Protocol-Version` that is not a session revision | a stateless request (below) |
 /// | an `Origin` not allowed ([`allowed_origins`](Self::allowed_origins)) | `403` |
 /// | a `POST` that does not accept both `application/json` and `text/event-stream`, a `GET` that does not accept `text/event-stream` (wildcards such as `*/*` count) | `406` |
 /// | `initialize` over [`max_sessions`](Self::max_sessions), or while draining | `503` |
@@ -104,6 +105,22 @@ pub const DEFAULT_STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 /// are split here, so the config's own batch setting does not apply. A
 /// request whose id is still waiting for its answer in the session is
 /// refused -32600 (its answer could not be told apart).
+///
+/// # Stateless requests
+///
+/// A `POST` with no `Mcp-Session-Id` whose `MCP-Protocol-Version` is not
+/// one of the [session revisions](Self::protocol_versions) is a request of
+/// the stateless revision (2026-07-28,
+/// [`stateless_versions`](Self::stateless_versions)): one message, no
+/// handshake, answered on that `POST`. Its headers must agree with its
+/// body (`MCP-Protocol-Version` with `_meta`'s revision, `Mcp-Method` with
+/// the method, `Mcp-Name` with the tool, prompt or resource: `400`,
+/// -32020), and its revision must be served (`400`, -32022, with the
+/// revisions served). The answer is one JSON body, `404` for -32601, `400`
+/// for another error, `200` for a result; or a stream when the request's
+/// `_meta` asks for progress or log messages. The stateless requests of
+/// one connection share a peer with the routes and the config without its
+/// lifecycle; the protocol layer (`jsonrpc-mcp`) reads each one's `_meta`.
 ///
 /// # Where the server's messages go
 ///
