@@ -37,6 +37,7 @@ use crate::transport::sse;
 use crate::transport::TransportError;
 
 mod body;
+mod retention;
 mod route;
 
 pub(super) use self::body::{Busy, Feed, Posted, SessionInbound, SessionSink, SseBody};
@@ -88,6 +89,8 @@ struct State {
     parked_bytes: usize,
     /// Bytes of every event kept, delivered or not.
     retained: usize,
+    /// The SSE streams' events in the order eviction considers them.
+    order: retention::Order,
     /// Undelivered bytes on live streams.
     backlog: usize,
     sink_waker: Option<Waker>,
@@ -233,6 +236,7 @@ impl Core {
                 parked: VecDeque::new(),
                 parked_bytes: 0,
                 retained: 0,
+                order: retention::Order::default(),
                 backlog: 0,
                 sink_waker: None,
                 busy: 0,

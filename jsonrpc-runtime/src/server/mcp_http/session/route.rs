@@ -120,8 +120,15 @@ impl Core {
         }
     }
 
-    /// Appends an event to the stream `sid` and wakes its body.
+    /// Appends an event to the stream `sid`, wakes its body, and keeps the
+    /// session within its replay budget.
     pub(super) fn push(&self, state: &mut State, sid: u64, message: Bytes, request: Option<Id>) {
+        self.append(state, sid, message, request);
+        self.evict(state);
+    }
+
+    /// Appends an event to the stream `sid` and wakes its body.
+    pub(super) fn append(&self, state: &mut State, sid: u64, message: Bytes, request: Option<Id>) {
         let seq = state.next_seq;
         let Some(stream) = state.streams.get_mut(&sid) else {
             return self.lost(message.len(), request, "its stream is gone");
@@ -136,54 +143,14 @@ impl Core {
         stream.bytes += len;
         stream.pending += len;
         let live = stream.live.is_some();
+        let sse = !matches!(stream.kind, Kind::Json(_));
         stream.wake();
         state.retained += len;
         if live {
             state.backlog += len;
         }
-        self.evict(state);
-    }
-
-    /// Drops the oldest events while the session keeps more than its replay
-    /// budget: delivered ones, or those of streams whose connection is gone.
-    /// A POST stream whose body has not been polled yet has lost nothing:
-    /// its events wait for it (an answer over the replay budget, written
-    /// before hyper first polled the body, was dropped).
-    pub(super) fn evict(&self, state: &mut State) {
-        while state.retained > self.options.replay_buffer {
-            let victim = state
-                .streams
-                .iter()
-                .filter(|(_, s)| !matches!(s.kind, Kind::Json(_)))
-                .filter_map(|(sid, s)| {
-                    let front = s.events.front()?;
-                    let gone = s.live.is_none() && s.attached;
-                    (front.seq <= s.delivered || gone).then_some((front.seq, *sid))
-                })
-                .min();
-            let Some((_, sid)) = victim else { break };
-            let Some(stream) = state.streams.get_mut(&sid) else {
-                break;
-            };
-            let Some(event) = stream.events.pop_front() else {
-                break;
-            };
-            let len = event.message.len();
-            stream.bytes -= len;
-            stream.evicted = event.seq;
-            state.retained -= len;
-            if event.seq > stream.delivered {
-                stream.pending -= len;
-                self.lost(
-                    len,
-                    event.request,
-                    "its stream lost its connection and the replay buffer is full",
-                );
-            }
-            let stream = &state.streams[&sid];
-            if stream.events.is_empty() && stream.complete && stream.live.is_none() {
-                self.remove_stream(state, sid);
-            }
+        if sse {
+            state.order.push(seq, sid, &state.streams);
         }
     }
 
@@ -235,6 +202,9 @@ impl Core {
     pub(super) fn remove_stream(&self, state: &mut State, sid: u64) {
         if let Some(stream) = state.streams.remove(&sid) {
             state.retained -= stream.bytes;
+            if !matches!(stream.kind, Kind::Json(_)) {
+                state.order.forget(stream.events.len());
+            }
             if stream.live.is_some() {
                 state.backlog -= stream.pending;
             }
