@@ -162,7 +162,7 @@ async fn connect(imp: &str, addr: SocketAddr) -> Conn {
             TcpConnector::new(addr).connect().await.expect("connect"),
         )),
         "ours_websocket" => Conn::Ours(Peer::spawn(
-            WebSocketConnector::new(&format!("ws://{addr}/"))
+            WebSocketConnector::new(format!("ws://{addr}/"))
                 .connect()
                 .await
                 .expect("connect"),

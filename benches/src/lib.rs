@@ -17,6 +17,7 @@ pub mod jsonrpsee_side;
 pub mod large;
 pub mod loopback;
 pub mod mcp;
+pub mod mcp_wire;
 pub mod multicore;
 pub mod raw;
 pub mod service;

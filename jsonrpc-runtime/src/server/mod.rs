@@ -41,7 +41,8 @@ pub use self::http::HttpListener;
 #[cfg(feature = "mcp-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
 pub use self::mcp_http::{
-    McpHttpListener, SessionClose, DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_SESSIONS,
+    AccessToken, McpHttpListener, ProtectedResource, SessionClose, TokenError, TokenValidator,
+    Validation, DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_SESSIONS,
     DEFAULT_PROTOCOL_VERSIONS, DEFAULT_REPLAY_BUFFER, DEFAULT_STATELESS_VERSIONS,
 };
 

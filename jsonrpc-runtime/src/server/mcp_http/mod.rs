@@ -17,12 +17,15 @@ use crate::connection::{ConnectHook, ConnectionInfo, PeerAddr, Refusal};
 use crate::peer::CloseReason;
 use crate::transport::{Acceptor, OpenOptions};
 
+mod auth;
 mod origin;
 mod service;
 pub(crate) mod session;
 mod sessions;
 
 use self::origin::Origins;
+
+pub use self::auth::{AccessToken, ProtectedResource, TokenError, TokenValidator, Validation};
 
 /// The MCP endpoint's path unless [`McpHttpListener::path`] says otherwise.
 const DEFAULT_PATH: &str = "/mcp";
@@ -277,6 +280,7 @@ struct Options {
     origins: Origins,
     protocol_versions: Vec<String>,
     stateless_versions: Vec<String>,
+    auth: Option<ProtectedResource>,
 }
 
 /// Why an MCP session ended (see [`McpHttpListener::on_session_close`]).
@@ -364,6 +368,7 @@ where
                 origins: Origins::Loopback,
                 protocol_versions: DEFAULT_PROTOCOL_VERSIONS.map(str::to_owned).to_vec(),
                 stateless_versions: DEFAULT_STATELESS_VERSIONS.map(str::to_owned).to_vec(),
+                auth: None,
             },
             on_close: None,
         }

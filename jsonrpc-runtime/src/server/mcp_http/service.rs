@@ -109,6 +109,13 @@ impl HttpService for McpService {
 
     async fn call(&self, request: Request<Incoming>) -> Response<McpBody> {
         let manager = &self.manager;
+        let auth = manager.options.auth.as_ref();
+        if let Some(auth) = auth.filter(|a| a.serves_metadata(request.uri().path())) {
+            return match *request.method() {
+                Method::GET => auth.metadata_response().map(|b| McpBody::Full(Full::new(b))),
+                _ => not_allowed("GET").map(McpBody::from),
+            };
+        }
         if request.uri().path() != manager.options.path {
             return text(StatusCode::NOT_FOUND, "not found\n").map(McpBody::from);
         }
@@ -127,7 +134,11 @@ impl HttpService for McpService {
         let mut caller = ConnectionInfo::new()
             .with_addr(self.addr.clone())
             .with_request(request.uri().clone(), request.headers().clone());
-        if let Err(refusal) = manager.open.vet(&mut caller) {
+        let authorized = match auth {
+            Some(auth) => auth.authorize(&mut caller).await,
+            None => Ok(()),
+        };
+        if let Err(refusal) = authorized.and_then(|()| manager.open.vet(&mut caller)) {
             crate::trace::http_refused(0, refusal.status(), refusal.reason());
             return refused(&refusal).map(McpBody::from);
         }

@@ -1,5 +1,6 @@
 //! The settings of an MCP server's endpoint and sessions: paths, answer
-//! format, instance tag, limits, timeouts, origins, protocol versions.
+//! format, instance tag, limits, timeouts, origins, protocol versions,
+//! authorization.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::origin::Origins;
-use super::{McpHttpListener, SessionClose};
+use super::{McpHttpListener, ProtectedResource, SessionClose};
 use crate::server::http::checked_path;
 use crate::transport::Acceptor;
 
@@ -333,6 +334,51 @@ where
         S: Into<String>,
     {
         self.options.stateless_versions = versions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Makes the endpoint an OAuth 2.1 protected resource (the MCP
+    /// authorization spec): every request needs a bearer token in its
+    /// `Authorization` header that `resource`'s validator accepts, issued
+    /// for this resource (RFC 8707 audience), unexpired, and granting the
+    /// required scopes. The metadata (RFC 9728) is served, without a
+    /// token, at [`ProtectedResource::metadata_url`]'s path and at the
+    /// root `/.well-known/oauth-protected-resource`.
+    ///
+    /// Refusals tell the client what to do (RFC 6750 §3): no token gets
+    /// `401` with `WWW-Authenticate: Bearer resource_metadata="…"` (and
+    /// `scope="…"` when scopes are required); a token refused, for another
+    /// audience or expired gets `401` with `error="invalid_token"`; one
+    /// without a required scope gets `403` with
+    /// `error="insufficient_scope"`. The token's [`AccessToken`] goes into
+    /// the request's [`ConnectionInfo`], its subject becomes the caller's
+    /// identity (a session stays with its user), and the
+    /// [`on_connect`](Self::on_connect) hook runs after.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::{AccessToken, McpHttpListener, ProtectedResource, TokenError};
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::Router;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let resource = ProtectedResource::new(
+    ///     "http://127.0.0.1:8080/mcp",
+    ///     ["https://auth.example.com"],
+    ///     |token: String| async move {
+    ///         Err::<AccessToken, _>(TokenError::new(format!("no token is known here ({} bytes)", token.len())))
+    ///     },
+    /// );
+    /// let server = McpHttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .protected_resource(resource)
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        self.options.auth = Some(resource);
         self
     }
 

@@ -185,13 +185,18 @@ mod tests {
             origins: Origins::Loopback,
             protocol_versions: Vec::new(),
             stateless_versions: Vec::new(),
+            auth: None,
         };
         let (injected, _) = mpsc::unbounded_channel();
         Core::new("s".into(), Arc::new(options), injected, Dialect::Strict, None)
     }
 
-    /// What a session retains: each stream's event numbers and cursors.
-    fn retained(state: &State) -> (usize, Vec<(u64, Vec<u64>, u64, u64)>) {
+    /// One stream as eviction leaves it: its number, its events' numbers,
+    /// the last evicted, its undelivered bytes.
+    type Kept = (u64, Vec<u64>, u64, u64);
+
+    /// What a session retains: its bytes, and each stream.
+    fn retained(state: &State) -> (usize, Vec<Kept>) {
         let streams = state.streams.iter().map(|(sid, s)| {
             let seqs = s.events.iter().map(|e| e.seq).collect();
             (*sid, seqs, s.evicted, s.pending as u64)
