@@ -45,47 +45,77 @@ struct Sample {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let filters: Vec<&String> = (0..args.len())
+        .filter(|&i| !args[i].starts_with('-'))
+        .filter(|&i| i == 0 || !matches!(args[i - 1].as_str(), "--only" | "--side"))
+        .map(|i| &args[i])
+        .collect();
     if !filters.is_empty() && !filters.iter().any(|f| "mcp".contains(f.as_str())) {
         return;
     }
+    // `--only TEXT`: the rows whose name contains it; `--side ours|rmcp`:
+    // one side only (to profile it).
+    let option = |name: &str| {
+        let at = args.iter().position(|a| a == name)?;
+        args.get(at + 1).cloned()
+    };
+    let only = option("--only").unwrap_or_default();
+    let sides: Vec<usize> = match option("--side").as_deref() {
+        Some("ours") => vec![0],
+        Some("rmcp") => vec![1],
+        _ => vec![0, 1],
+    };
     let rt = jsonrpc_benches::runtime();
     let mut rows = Vec::new();
-    rows.push(rt.block_on(compare("stdio, sequential", "calls/s", stdio_sequential)));
-    rows.push(rt.block_on(compare("stdio, 32 in flight", "calls/s", stdio_pipelined)));
+    let mut run = |name: &str, unit, measure: &dyn Fn(&'static str) -> Measure| {
+        if name.contains(only.as_str()) {
+            rows.push(rt.block_on(compare(name, unit, &sides, measure)));
+        }
+    };
+    run("stdio, sequential", "calls/s", &|s| {
+        Box::pin(stdio_sequential(s))
+    });
+    run("stdio, 32 in flight", "calls/s", &|s| {
+        Box::pin(stdio_pipelined(s))
+    });
     for json in [false, true] {
         let answers = if json { "JSON" } else { "SSE" };
-        rows.push(rt.block_on(compare(
+        run(
             &format!("HTTP {answers}, one session, sequential"),
             "calls/s",
-            move |side| http_sequential(side, json),
-        )));
-        rows.push(rt.block_on(compare(
+            &move |s| Box::pin(http_sequential(s, json)),
+        );
+        run(
             &format!("HTTP {answers}, 16 sessions at once"),
             "calls/s",
-            move |side| http_sessions(side, json),
-        )));
+            &move |s| Box::pin(http_sessions(s, json)),
+        );
     }
-    rows.push(rt.block_on(compare(
-        "HTTP, memory per idle session",
-        "bytes",
-        idle_sessions,
-    )));
+    run("HTTP, memory per idle session", "bytes", &|s| {
+        Box::pin(idle_sessions(s))
+    });
     print_table(&rows);
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp.json");
     std::fs::write(out, serde_json::to_string_pretty(&rows).unwrap()).expect("write mcp.json");
 }
 
+/// One side's measurement, started.
+type Measure = std::pin::Pin<Box<dyn std::future::Future<Output = Sample>>>;
+
 /// Runs `measure` for each side, alternating, [`ROUNDS`] times; medians.
-async fn compare<F, Fut>(workload: &str, unit: &'static str, measure: F) -> Row
-where
-    F: Fn(&'static str) -> Fut,
-    Fut: std::future::Future<Output = Sample>,
-{
+async fn compare(
+    workload: &str,
+    unit: &'static str,
+    sides: &[usize],
+    measure: &dyn Fn(&'static str) -> Measure,
+) -> Row {
     let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
     for round in 0..ROUNDS {
         // Alternate which side goes first, so drift favours neither.
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut order = sides.to_vec();
+        if round % 2 == 1 {
+            order.reverse();
+        }
         for side in order {
             samples[side].push(measure(SIDES[side]).await);
         }
@@ -106,7 +136,7 @@ where
 fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut values: Vec<f64> = values.collect();
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn latency(samples: &[Sample]) -> Option<(f64, f64)> {

@@ -12,17 +12,10 @@
 //! with one JSON body instead of an SSE stream. Over stdio it serves one
 //! session on a current-thread runtime.
 
-use std::sync::Arc;
-
-use jsonrpc_runtime::server::McpHttpListener;
+use jsonrpc_benches::mcp;
 use jsonrpc_runtime::transport::{TcpAcceptor, Transport};
 use jsonrpc_runtime::{Config, Peer};
-use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{ServerCapabilities, ServerConfig};
-use rmcp::transport::streamable_http_server::{
-    session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
-};
-use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt as _};
+use rmcp::ServiceExt as _;
 use tokio::io::AsyncReadExt as _;
 
 fn main() {
@@ -34,7 +27,7 @@ fn main() {
         "stdio" => jsonrpc_benches::runtime().block_on(async {
             match side {
                 "rmcp" => {
-                    let service = Adder::new().serve(rmcp::transport::stdio()).await;
+                    let service = mcp::Adder::new().serve(rmcp::transport::stdio()).await;
                     let _ = service.expect("rmcp serves stdio").waiting().await;
                 }
                 _ => {
@@ -74,11 +67,7 @@ async fn until_stdin_ends() {
 async fn serve_ours(json: bool) {
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.expect("bind");
     println!("{}", acceptor.local_addr().expect("an address"));
-    let server = jsonrpc_benches::mcp::server();
-    let _server = McpHttpListener::new(acceptor)
-        .json_responses(json)
-        .max_sessions(100_000)
-        .spawn(move |_: &jsonrpc_runtime::connection::PeerAddr| server.router());
+    let _server = mcp::serve_ours(acceptor, json);
     until_stdin_ends().await;
 }
 
@@ -87,64 +76,8 @@ async fn serve_rmcp(json: bool) {
         .await
         .expect("bind");
     println!("{}", listener.local_addr().expect("an address"));
-    let config = StreamableHttpServerConfig::default()
-        .with_json_response(json)
-        .with_sse_keep_alive(None);
-    let service: StreamableHttpService<Adder, LocalSessionManager> =
-        StreamableHttpService::new(|| Ok(Adder::new()), Arc::default(), config);
-    let accept = async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            let service = hyper_util::service::TowerToHyperService::new(service.clone());
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .await;
-            });
-        }
-    };
     tokio::select! {
-        () = accept => {}
+        () = mcp::serve_rmcp(listener, json) => {}
         () = until_stdin_ends() => {}
-    }
-}
-
-/// The tool's arguments, as rmcp takes them.
-#[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
-struct AddArgs {
-    /// The first number.
-    a: i64,
-    /// The second number.
-    b: i64,
-}
-
-/// rmcp's server: the same tool, written as its documentation shows.
-#[derive(Clone)]
-struct Adder {
-    tool_router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl Adder {
-    fn new() -> Self {
-        Adder {
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    #[tool(description = "Adds two numbers.")]
-    fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
-        (a + b).to_string()
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for Adder {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
     }
 }

@@ -205,7 +205,10 @@ where
         method,
         move |params: Option<Box<RawValue>>, ctx: Context| {
             let (session, answer) = (session.clone(), answer.clone());
-            async move {
+            // Boxed here: the request's future (its envelope, arguments and
+            // the handler's own) is ~1 KiB, and a task moves a future several
+            // times on its way to the heap; a box moves as one pointer.
+            Box::pin(async move {
                 let mut envelope = Envelope::read(params.as_deref())?;
                 let stateless = Stateless::of(method, &mut envelope, &ctx)?;
                 let inputs = match (&stateless, kind) {
@@ -244,7 +247,7 @@ where
                     None => Answer::Session(result?),
                     Some(_) => Answer::Stateless(Complete::new(result?, kind.shape())),
                 })
-            }
+            })
         },
     )
 }
