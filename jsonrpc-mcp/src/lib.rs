@@ -90,6 +90,7 @@
 //! }
 //! ```
 
+pub mod client;
 pub mod client_features;
 pub mod completion;
 pub mod prompts;

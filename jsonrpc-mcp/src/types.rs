@@ -313,6 +313,23 @@ impl CallToolResult {
             ..CallToolResult::text(text)
         }
     }
+
+    /// The text of the first text content, as a client reads a result.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_mcp::types::CallToolResult;
+    ///
+    /// assert_eq!(CallToolResult::text("5").first_text(), Some("5"));
+    /// assert_eq!(CallToolResult::default().first_text(), None);
+    /// ```
+    pub fn first_text(&self) -> Option<&str> {
+        self.content.iter().find_map(|c| match c {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
 }
 
 /// One piece of a tool's result.

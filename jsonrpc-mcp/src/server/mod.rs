@@ -38,7 +38,9 @@ use self::results::{object_schema, schema_generator, ToolOutcome};
 pub use self::results::{IntoToolResult, Json, ToolError};
 use self::session::Session;
 pub use self::session::ToolContext;
-pub(crate) use self::stateless::missing_capability;
+pub(crate) use self::stateless::{
+    missing_capability, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION,
+};
 pub use self::stateless::{
     MISSING_CLIENT_CAPABILITY, STATELESS_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };

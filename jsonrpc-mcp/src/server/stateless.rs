@@ -14,9 +14,11 @@ use crate::types::{ClientCapabilities, Implementation, LogLevel};
 pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 /// The `_meta` key of a request's revision.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of the client's capabilities.
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of who the client is.
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// A required client capability was not declared.
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
