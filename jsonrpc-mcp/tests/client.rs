@@ -189,6 +189,58 @@ async fn the_same_calls_give_the_same_results_on_both_kinds_of_revision() {
 }
 
 #[tokio::test]
+async fn one_http_endpoint_serves_a_session_client_and_a_stateless_one_alike() {
+    use jsonrpc_runtime::connection::PeerAddr;
+    use jsonrpc_runtime::server::McpHttpListener;
+    use jsonrpc_runtime::transport::{McpHttpConnector, TcpAcceptor};
+
+    let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", acceptor.local_addr().unwrap());
+    let everything = server();
+    let listener = McpHttpListener::new(acceptor).spawn(move |_: &PeerAddr| everything.router());
+    let mut seen = Vec::new();
+    for revision in [SESSION, STATELESS] {
+        let transport = McpHttpConnector::new(&url).connect().await.unwrap();
+        let client = answering(revision).connect(transport).await.unwrap();
+        assert_eq!(client.is_stateless(), revision == STATELESS);
+        let sum = client
+            .call_tool("add", json!({"a": 40, "b": 2}))
+            .await
+            .unwrap();
+        // Sampling, a form and the roots: calls to the client on the
+        // session, three rounds of `input_required` on the stateless POSTs.
+        let asked = client.call_tool("ask_all", json!({})).await.unwrap();
+        let read = client.read_resource("test://a").await.unwrap();
+        // An error answer of a stateless POST comes with 400 and a JSON-RPC
+        // body: the client sees the server's error, not a transport failure.
+        let ClientError::Call(unknown) = client.read_resource("test://none").await.unwrap_err()
+        else {
+            panic!("not a call error")
+        };
+        seen.push((
+            sum.first_text().map(str::to_owned),
+            asked.first_text().map(str::to_owned),
+            serde_json::to_value(read).unwrap(),
+            code(unknown)
+                == if revision == STATELESS {
+                    -32602
+                } else {
+                    -32002
+                },
+        ));
+        client.close(std::time::Duration::from_secs(5)).await;
+    }
+    assert_eq!(seen[0].0.as_deref(), Some("42"));
+    assert_eq!(seen[0].1.as_deref(), Some("sampled / Ada / file:///work"));
+    assert!(
+        seen[0].3 && seen[1].3,
+        "each revision's code for a missing resource"
+    );
+    assert_eq!(seen[0], seen[1]);
+    listener.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn a_question_the_client_cannot_answer_is_refused_on_either_revision() {
     for revision in [SESSION, STATELESS] {
         let bare = McpClient::builder("bare", "0").protocol_version(revision);

@@ -69,7 +69,18 @@ impl<'a> RawJson<'a> {
         RawJson::Scanned(text)
     }
 
-    pub(crate) fn get(self) -> &'a str {
+    /// The value's JSON text, as it came.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime_core::message::RawJson;
+    /// use serde_json::value::RawValue;
+    ///
+    /// let raw = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
+    /// assert_eq!(RawJson::from(&*raw).get(), r#"{"a":1}"#);
+    /// ```
+    pub fn get(self) -> &'a str {
         match self {
             RawJson::Scanned(text) | RawJson::Decoded(text, _) => text,
             RawJson::Serde(raw) => raw.get(),

@@ -30,10 +30,13 @@ use super::sse::SseDecoder;
 use super::{Transport, TransportError};
 use crate::codec::Frame;
 use crate::Id;
-use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
+use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions, RawJson};
 use crate::policy::CancellationPolicy;
 
+mod stateless;
 mod streams;
+
+use self::stateless::Stateless;
 
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -219,6 +222,8 @@ struct Outgoing {
     initialize: Option<Id>,
     initialized: bool,
     cancels: Vec<Id>,
+    /// A request of the stateless revision: its headers.
+    stateless: Option<Stateless>,
 }
 
 impl Outgoing {
@@ -227,10 +232,16 @@ impl Outgoing {
         let Ok(text) = std::str::from_utf8(message) else {
             return out;
         };
+        let single = !text.trim_start().starts_with('[');
         let mut visit = |m: Classified<'_>| match m {
-            Classified::Request { id, method, .. } => {
+            Classified::Request {
+                id, method, params, ..
+            } => {
                 if method == "initialize" {
                     out.initialize = Some(id.clone());
+                }
+                if single {
+                    out.stateless = Stateless::read(&method, params.map(RawJson::get));
                 }
                 out.requests.push(id);
             }
@@ -434,9 +445,13 @@ impl McpClient {
             .initialize
             .as_ref()
             .map(|_| InitializeDone(&self.initializing));
-        let sent_session = self.session().id.is_some();
+        let stateless = outgoing.stateless.as_ref();
+        let sent_session = self.session().id.is_some() && stateless.is_none();
         let mut request = self.request(Method::POST, message);
         let headers = request.headers_mut();
+        if let Some(stateless) = stateless {
+            stateless.apply(headers);
+        }
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
@@ -457,7 +472,11 @@ impl McpClient {
             self.session_ended();
             return Ok((Vec::new(), None));
         }
-        if !status.is_success() {
+        // A stateless request's error answer is a JSON-RPC body with 400 or
+        // 404: the answer, not a failure.
+        let json = media_type(response.headers()).as_deref() == Some("application/json");
+        let answered = status.is_success() || (stateless.is_some() && json);
+        if !answered {
             return Err(self.failed_status(response).await);
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
