@@ -82,6 +82,13 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 /// cancelled with `notifications/cancelled` is owed no answer. Every
 /// request carries the connector's [`header`](Connector::header)s.
 ///
+/// A request whose params carry a revision in `_meta`
+/// (`io.modelcontextprotocol/protocolVersion`: MCP's stateless
+/// `2026-07-28`) is sent outside any session: no `Mcp-Session-Id`, that
+/// revision in `MCP-Protocol-Version`, its method in `Mcp-Method` and the
+/// tool, prompt or resource it is about in `Mcp-Name`; a `400` or `404`
+/// with a JSON-RPC body is its error answer.
+///
 /// | answer to a `POST` | what the peer sees |
 /// |---|---|
 /// | `200` with `application/json` | the body: a response, or an array of them |
