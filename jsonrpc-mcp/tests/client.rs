@@ -359,3 +359,46 @@ async fn log_messages_reach_the_callback_on_a_session() {
     };
     assert_eq!(error.code.0, -32601);
 }
+
+#[tokio::test]
+async fn an_unsupported_revision_is_asked_again_with_one_the_server_names() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let routes = Router::new().request("server/discover", move |params: Value, _: Context| {
+        let version = params["_meta"]["io.modelcontextprotocol/protocolVersion"].clone();
+        let first = {
+            let mut seen = seen.lock().unwrap();
+            seen.push(version);
+            seen.len() == 1
+        };
+        async move {
+            if first {
+                return Err(ErrorObject::new(-32022, "Unsupported protocol version")
+                    .with_data(&json!({"supported": [STATELESS], "requested": STATELESS}))
+                    .unwrap());
+            }
+            Ok(json!({
+                "supportedVersions": [STATELESS],
+                "capabilities": {},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "picky", "version": "1"}},
+            }))
+        }
+    });
+    let (client, _server) = start(answering(STATELESS), routes).await;
+    let client = client.unwrap();
+    assert_eq!(client.server().server_info.name, "picky");
+    assert_eq!(*asked.lock().unwrap(), [json!(STATELESS), json!(STATELESS)]);
+    // Once only: a server that refuses every revision is an error.
+    let routes = Router::new().request("server/discover", |_: Value, _: Context| async {
+        Err::<Value, _>(
+            ErrorObject::new(-32022, "no")
+                .with_data(&json!({"supported": [STATELESS]}))
+                .unwrap(),
+        )
+    });
+    let (client, _server) = start(answering(STATELESS), routes).await;
+    match client {
+        Err(ClientError::Call(error)) => assert_eq!(code(error), -32022),
+        other => panic!("{other:?}"),
+    }
+}

@@ -10,7 +10,7 @@
 //! | revision asked for | how the client starts | how the server's questions reach it |
 //! |---|---|---|
 //! | a session revision (default `2025-11-25`) | `initialize` with the capabilities its callbacks make, then `notifications/initialized` | as requests to the client's peer, answered by the callbacks |
-//! | `2026-07-28` (stateless) | `server/discover`; every request then carries the revision, the capabilities and the client's name in `_meta`. A server that does not know `server/discover` gets `initialize` at `2025-11-25` instead | as an `input_required` result: the callbacks answer each question and the request is sent again with the answers and the server's `requestState`, up to [`MAX_ROUNDS`] rounds |
+//! | `2026-07-28` (stateless) | `server/discover` (once more with a revision the server's -32022 names); every request then carries the revision, the capabilities and the client's name in `_meta`. A server that does not know `server/discover` gets `initialize` at `2025-11-25` instead | as an `input_required` result: the callbacks answer each question and the request is sent again with the answers and the server's `requestState`, up to [`MAX_ROUNDS`] rounds |
 //!
 //! # Examples
 //!
@@ -269,18 +269,25 @@ impl McpClientBuilder {
     /// [`ClientError::Call`] when `initialize` or `server/discover` fails;
     /// [`ClientError::UnsupportedVersion`] when the server speaks none of
     /// the stateless revisions asked for.
-    pub async fn connect(self, transport: Transport) -> Result<McpClient, ClientError> {
+    pub async fn connect(mut self, transport: Transport) -> Result<McpClient, ClientError> {
         let peer = Peer::builder()
             .config(self.config)
             .router(self.handlers.router())
             .spawn(transport);
         let capabilities = self.handlers.capabilities();
         if STATELESS_VERSIONS.contains(&self.version.as_str()) {
-            let meta = stateless_meta(&self.version, &capabilities, &self.info);
-            match peer
+            let mut meta = stateless_meta(&self.version, &capabilities, &self.info);
+            let mut discovered = peer
                 .call::<DiscoverResult>("server/discover", json!({"_meta": meta}))
-                .await
-            {
+                .await;
+            // -32022 names the revisions the server speaks: once, ask
+            // again with one this client speaks too.
+            if let Some(version) = discovered.as_ref().err().and_then(supported_instead) {
+                self.version = version;
+                meta = stateless_meta(&self.version, &capabilities, &self.info);
+                discovered = peer.call("server/discover", json!({"_meta": meta})).await;
+            }
+            match discovered {
                 Ok(found) if found.supported_versions.contains(&self.version) => {
                     let server = ServerInfo {
                         protocol_version: self.version,
@@ -328,6 +335,26 @@ impl McpClientBuilder {
             handlers: self.handlers,
         })
     }
+}
+
+/// The stateless revision to ask for instead, when `error` is -32022
+/// ([`UNSUPPORTED_PROTOCOL_VERSION`](crate::UNSUPPORTED_PROTOCOL_VERSION))
+/// naming one this client speaks.
+fn supported_instead(error: &CallError) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Data {
+        supported: Vec<String>,
+    }
+    let CallError::Rpc(error) = error else {
+        return None;
+    };
+    if error.code.0 != crate::UNSUPPORTED_PROTOCOL_VERSION {
+        return None;
+    }
+    let data: Data = error.data_as().ok()??;
+    data.supported
+        .into_iter()
+        .find(|v| STATELESS_VERSIONS.contains(&v.as_str()))
 }
 
 /// The `_meta` every stateless request carries.
