@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use jsonrpc_runtime::{Context, ErrorObject, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::client_features::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult, Root,
@@ -28,18 +28,31 @@ pub(super) struct Handlers {
     pub(super) log: Option<Listener<LoggingMessageParams>>,
     pub(super) resource_updated: Option<Listener<String>>,
     pub(super) list_changed: Option<Listener<String>>,
+    /// Capabilities declared as given, over those the callbacks make.
+    pub(super) declared: Map<String, Value>,
 }
 
 impl Handlers {
     /// The capabilities these answers make: each question the client can
     /// answer.
     pub(super) fn capabilities(&self) -> ClientCapabilities {
-        ClientCapabilities {
+        let mut made = ClientCapabilities {
             sampling: self.sampling.as_ref().map(|_| json!({})),
             elicitation: self.elicitation.as_ref().map(|_| json!({"form": {}})),
             roots: self.roots.as_ref().map(|_| json!({"listChanged": false})),
             ..ClientCapabilities::default()
+        };
+        for (name, value) in &self.declared {
+            match name.as_str() {
+                "sampling" => made.sampling = Some(value.clone()),
+                "elicitation" => made.elicitation = Some(value.clone()),
+                "roots" => made.roots = Some(value.clone()),
+                _ => {
+                    made.other.insert(name.clone(), value.clone());
+                }
+            }
         }
+        made
     }
 
     /// Answers one question of `method` with `params`, as a result value.

@@ -70,7 +70,7 @@ use crate::resources::{
 };
 use crate::server::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
 use crate::types::{
-    CallToolResult, ClientCapabilities, DiscoverResult, Implementation, InitializeResult,
+    CallToolResult, ClientCapabilities, DiscoverMeta, Implementation, InitializeResult,
     ListToolsResult, LogLevel, LoggingMessageParams, ServerCapabilities, Tool,
 };
 use crate::{LATEST_PROTOCOL_VERSION, STATELESS_VERSIONS};
@@ -240,6 +240,14 @@ impl McpClientBuilder {
         self
     }
 
+    /// Declares the capability `name` as `value`, over what the callbacks
+    /// make: a setting (`elicitation` as `{"form": {"applyDefaults":
+    /// true}}`), or one this crate has no callback for (`experimental`).
+    pub fn capability(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.handlers.declared.insert(name.into(), value);
+        self
+    }
+
     /// Calls `hear` with each log message the server sends
     /// (`notifications/message`).
     pub fn on_log(mut self, hear: impl Fn(LoggingMessageParams) + Send + Sync + 'static) -> Self {
@@ -278,7 +286,7 @@ impl McpClientBuilder {
         if STATELESS_VERSIONS.contains(&self.version.as_str()) {
             let mut meta = stateless_meta(&self.version, &capabilities, &self.info);
             let mut discovered = peer
-                .call::<DiscoverResult>("server/discover", json!({"_meta": meta}))
+                .call::<Discovered>("server/discover", json!({"_meta": meta}))
                 .await;
             // -32022 names the revisions the server speaks: once, ask
             // again with one this client speaks too.
@@ -288,11 +296,11 @@ impl McpClientBuilder {
                 discovered = peer.call("server/discover", json!({"_meta": meta})).await;
             }
             match discovered {
-                Ok(found) if found.supported_versions.contains(&self.version) => {
+                Ok(mut found) if found.supported_versions.contains(&self.version) => {
                     let server = ServerInfo {
                         protocol_version: self.version,
+                        server_info: found.server_info(),
                         capabilities: found.capabilities,
-                        server_info: found.meta.server_info,
                         instructions: found.instructions,
                     };
                     return Ok(McpClient {
@@ -334,6 +342,32 @@ impl McpClientBuilder {
             meta: None,
             handlers: self.handlers,
         })
+    }
+}
+
+/// `server/discover`'s result as a client reads it: who the server is in
+/// `_meta` (as the layer's server writes it, [`DiscoverResult`](crate::types::DiscoverResult)), or
+/// in a `serverInfo` member as drafts before it had it, or not at all.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Discovered {
+    supported_versions: Vec<String>,
+    #[serde(default)]
+    capabilities: ServerCapabilities,
+    #[serde(default)]
+    instructions: Option<String>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<DiscoverMeta>,
+    #[serde(default)]
+    server_info: Option<Implementation>,
+}
+
+impl Discovered {
+    fn server_info(&mut self) -> Implementation {
+        match self.meta.take() {
+            Some(meta) => meta.server_info,
+            None => self.server_info.take().unwrap_or_default(),
+        }
     }
 }
 

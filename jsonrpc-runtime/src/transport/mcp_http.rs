@@ -167,6 +167,7 @@ fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> T
     let (answers_tx, answers) = mpsc::unbounded_channel();
     let (server_tx, server) = mpsc::channel(SERVER_QUEUE);
     let (initializing, _) = watch::channel(false);
+    let (opening, _) = watch::channel(false);
     let shared = Arc::new(McpClient {
         client,
         uri,
@@ -175,6 +176,7 @@ fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> T
         cancellation: CancellationPolicy::mcp(),
         session: Mutex::new(SessionHeaders::default()),
         initializing,
+        opening,
         in_flight: Mutex::new(HashMap::new()),
         answers: answers_tx,
         server: server_tx,
@@ -203,6 +205,10 @@ struct McpClient {
     /// True while an `initialize` is on its way: later `POST`s wait, so
     /// they carry the session id its answer brings.
     initializing: watch::Sender<bool>,
+    /// True from `notifications/initialized` until the session's `GET`
+    /// stream is open (or was refused): later `POST`s wait, so whatever
+    /// the server sends outside their answers has a stream to go on.
+    opening: watch::Sender<bool>,
     /// This side's requests whose `POST` is under way, and whether each
     /// was cancelled since (then it is owed no answer).
     in_flight: Mutex<HashMap<Id, bool>>,
@@ -397,6 +403,10 @@ impl McpClient {
             let mut initializing = self.initializing.subscribe();
             let _ = initializing.wait_for(|busy| !busy).await;
         }
+        if !outgoing.initialized {
+            let mut opening = self.opening.subscribe();
+            let _ = opening.wait_for(|busy| !busy).await;
+        }
         let (answered, failed) = self.exchange(message, &outgoing).await;
         let unanswered: Vec<Id> = {
             let mut in_flight = self.in_flight();
@@ -452,6 +462,8 @@ impl McpClient {
             .initialize
             .as_ref()
             .map(|_| InitializeDone(&self.initializing));
+        // Likewise once the standalone stream is open, or will not be.
+        let opening = outgoing.initialized.then(|| Opening(self.clone()));
         let stateless = outgoing.stateless.as_ref();
         let sent_session = self.session().id.is_some() && stateless.is_none();
         let mut request = self.request(Method::POST, message);
@@ -488,7 +500,7 @@ impl McpClient {
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             if outgoing.initialized {
-                self.start_server_stream();
+                self.start_server_stream(opening);
             }
             return Ok((Vec::new(), None));
         }
@@ -571,6 +583,16 @@ impl McpClient {
             Ok(Err(e)) => tracing::debug!(error = %chain(&e), "ending the MCP session failed"),
             Err(_) => tracing::debug!("ending the MCP session timed out"),
         }
+    }
+}
+
+/// Lets later `POST`s go once the standalone stream is open, was refused,
+/// or will not be opened.
+pub(super) struct Opening(Arc<McpClient>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.0.opening.send_replace(false);
     }
 }
 
@@ -657,6 +679,9 @@ impl Sink<Bytes> for McpSink {
         }
         if outgoing.initialize.is_some() {
             client.initializing.send_replace(true);
+        }
+        if outgoing.initialized && !client.get_started.load(Ordering::Acquire) {
+            client.opening.send_replace(true);
         }
         crate::rt::spawn(async move {
             tokio::select! {

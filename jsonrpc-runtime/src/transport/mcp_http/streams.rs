@@ -172,7 +172,9 @@ impl McpClient {
     }
 
     /// Opens the session's standalone stream, once.
-    pub(super) fn start_server_stream(self: &Arc<Self>) {
+    /// Opens the standalone stream, once; `opening` (held back `POST`s)
+    /// is let go when the first attempt is answered.
+    pub(super) fn start_server_stream(self: &Arc<Self>, opening: Option<Opening>) {
         if self.get_started.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -180,19 +182,21 @@ impl McpClient {
         crate::rt::spawn(async move {
             tokio::select! {
                 () = this.dropped.cancelled() => {}
-                () = this.server_stream() => {}
+                () = this.server_stream(opening) => {}
             }
         });
     }
 
     /// Reads the standalone stream for as long as the session lives,
     /// reopening it when it breaks.
-    pub(super) async fn server_stream(&self) {
+    pub(super) async fn server_stream(&self, mut opening: Option<Opening>) {
         let mut last_id: Option<String> = None;
         let mut retry = None;
         let mut failures = 0;
         loop {
-            match self.open_stream(last_id.as_deref()).await {
+            let opened = self.open_stream(last_id.as_deref()).await;
+            drop(opening.take());
+            match opened {
                 Ok(Opened::Stream(body)) => {
                     let mut delivered = false;
                     let broken = self
