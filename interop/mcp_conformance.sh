@@ -81,18 +81,22 @@ case "$suite_version" in
     ;;
 esac
 
-# The client scenarios the conformance client runs (the session revisions;
-# not OAuth, not the stateless revision's client side).
-# `elicitation-sep1034-client-defaults` and `sse-retry` are run and
-# reported but not counted: see interop/README.md.
-for scenario in initialize tools_call json-schema-2020-12-preservation; do
+# The client scenarios the conformance client runs: every one but OAuth
+# (`auth/*`), at the session revision and, where the suite has them, at
+# the stateless 2026-07-28.
+for scenario in initialize tools_call json-schema-2020-12-preservation \
+    elicitation-sep1034-client-defaults sse-retry; do
     run "client-$scenario" client --command "$bin/mcp_conformance_client" --scenario "$scenario"
 done
-kept=$status
-for scenario in elicitation-sep1034-client-defaults sse-retry; do
-    run "client-$scenario" client --command "$bin/mcp_conformance_client" --scenario "$scenario"
-done
-status=$kept
+case "$suite_version" in
+0.1.*) ;;
+*)
+    for scenario in tools_call request-metadata; do
+        run "client-$scenario-2026-07-28" client --command "$bin/mcp_conformance_client" \
+            --scenario "$scenario" --spec-version 2026-07-28
+    done
+    ;;
+esac
 
 if [ "$status" -eq 0 ]; then
     echo "mcp conformance: every scored check passed"
