@@ -360,9 +360,10 @@ impl Core {
         let busy = self.busy();
         let mut state = self.lock();
         let conn = self.attach(&mut state, sid);
+        let priming = priming(&state, sid);
         self.unpark(&mut state, sid);
         drop(state);
-        SseBody::new(self.clone(), sid, conn, busy, Some(feed), keep_alive)
+        SseBody::new(self.clone(), sid, conn, busy, Some(feed), keep_alive).priming(priming)
     }
 
     /// Opens (or reopens) the standalone stream.
@@ -387,17 +388,11 @@ impl Core {
             }
         };
         let conn = self.attach(&mut state, sid);
+        let priming = priming(&state, sid);
         self.unpark(&mut state, sid);
         drop(state);
         let keep_alive = self.options.keep_alive;
-        Ok(SseBody::new(
-            self.clone(),
-            sid,
-            conn,
-            busy,
-            None,
-            keep_alive,
-        ))
+        Ok(SseBody::new(self.clone(), sid, conn, busy, None, keep_alive).priming(priming))
     }
 
     /// Resumes the stream a `Last-Event-ID` names, after that event.
@@ -550,6 +545,27 @@ impl Core {
         drop(state);
         self.activity.notify_one();
     }
+}
+
+/// How long a client waits before it reconnects a stream that broke, as
+/// the priming event's `retry:` says.
+pub(super) const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+/// The priming event of the stream `sid` as it opens (SEP-1699, from
+/// 2025-11-25 on): an id to resume from (what was delivered so far) and
+/// `retry:`, with empty data, so a client whose connection breaks before
+/// the first event can still resume. `None` for earlier revisions, whose
+/// clients may not skip an event without data.
+fn priming(state: &State, sid: u64) -> Option<Bytes> {
+    let primed = state.negotiated.as_deref().is_some_and(|v| v >= "2025-11-25");
+    let delivered = state.streams.get(&sid)?.delivered;
+    primed.then(|| {
+        Bytes::from(format!(
+            "id: {}\nretry: {}\ndata: \n\n",
+            event_id(sid, delivered),
+            RECONNECT_AFTER.as_millis()
+        ))
+    })
 }
 
 fn event_id(sid: u64, seq: u64) -> String {

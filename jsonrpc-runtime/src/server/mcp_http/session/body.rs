@@ -102,6 +102,8 @@ pub(in crate::server::mcp_http) struct SseBody {
     conn: u64,
     feed: Option<Feed>,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// The priming event, sent before any other.
+    priming: Option<Bytes>,
     /// The stream ended and every event was handed over.
     finished: bool,
     _busy: Busy,
@@ -122,9 +124,16 @@ impl SseBody {
             conn,
             feed,
             keep_alive: keep_alive.map(|period| (period, Box::pin(crate::rt::sleep(period)))),
+            priming: None,
             finished: false,
             _busy: busy,
         }
+    }
+
+    /// Sends `priming` (see `session::priming`) before the first event.
+    pub(super) fn priming(mut self, priming: Option<Bytes>) -> Self {
+        self.priming = priming;
+        self
     }
 
     fn reset_keep_alive(&mut self) {
@@ -178,6 +187,9 @@ impl hyper::body::Body for SseBody {
         let this = self.get_mut();
         if this.finished {
             return Poll::Ready(None);
+        }
+        if let Some(priming) = this.priming.take() {
+            return Poll::Ready(Some(Ok(Frame::data(priming))));
         }
         if let Some(feed) = &mut this.feed {
             if feed.poll(cx).is_ready() {
