@@ -125,6 +125,9 @@ pub struct Connector<K> {
     pub(crate) tls: Option<crate::tls::ClientTls>,
     #[cfg(feature = "tls")]
     pub(crate) server_name: Option<String>,
+    /// OAuth for an MCP server that wants tokens.
+    #[cfg(feature = "mcp-http")]
+    pub(crate) oauth: Option<super::OAuthClient>,
 }
 
 impl<K: fmt::Debug> fmt::Debug for Connector<K> {
@@ -152,6 +155,8 @@ impl<K: kind::Kind> Connector<K> {
             tls: None,
             #[cfg(feature = "tls")]
             server_name: None,
+            #[cfg(feature = "mcp-http")]
+            oauth: None,
         }
     }
 

@@ -33,9 +33,12 @@ use crate::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions, RawJson};
 use crate::policy::CancellationPolicy;
 
+mod oauth;
 mod stateless;
 mod streams;
 
+use self::oauth::Auth;
+pub use self::oauth::{OAuthClient, MAX_AUTHORIZATIONS};
 use self::stateless::Stateless;
 
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -159,6 +162,14 @@ impl Connector<kind::McpHttp> {
         let (client, uri) = PostClient::new(&self, &self.target.0)?;
         Ok(mcp_transport(client, uri, self))
     }
+
+    /// Gets tokens with `client` when the server asks for them (`401`, or
+    /// `403` with `insufficient_scope`): see [`OAuthClient`]. A token set
+    /// with [`bearer`](Self::bearer) is sent until then.
+    pub fn oauth(mut self, client: OAuthClient) -> Self {
+        self.oauth = Some(client);
+        self
+    }
 }
 
 /// The transport over `client`: a sink that posts, a stream of what the
@@ -183,6 +194,13 @@ fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> T
         get_started: AtomicBool::new(false),
         ended: AtomicBool::new(false),
         dropped: CancellationToken::new(),
+        auth: connector.oauth.as_ref().map(|client| {
+            Auth::new(
+                client,
+                #[cfg(feature = "tls")]
+                connector.tls.clone(),
+            )
+        }),
     });
     let sink = McpSink {
         client: shared,
@@ -219,6 +237,8 @@ struct McpClient {
     ended: AtomicBool,
     /// Fired when the transport is dropped: every task stops.
     dropped: CancellationToken,
+    /// Tokens got by OAuth, when the connector has its settings.
+    auth: Option<Auth>,
 }
 
 /// The headers every request after `initialize` carries.
@@ -334,6 +354,9 @@ impl McpClient {
         }
         if let Some(version) = &session.version {
             headers.insert(MCP_PROTOCOL_VERSION, version.clone());
+        }
+        if let Some(token) = self.auth.as_ref().and_then(Auth::header) {
+            headers.insert(header::AUTHORIZATION, token);
         }
         request
     }
@@ -466,20 +489,7 @@ impl McpClient {
         let opening = outgoing.initialized.then(|| Opening(self.clone()));
         let stateless = outgoing.stateless.as_ref();
         let sent_session = self.session().id.is_some() && stateless.is_none();
-        let mut request = self.request(Method::POST, message);
-        let headers = request.headers_mut();
-        if let Some(stateless) = stateless {
-            stateless.apply(headers);
-        }
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-        let response = self.send(request).await?;
+        let response = self.post_authorized(message, stateless).await?;
         if outgoing.initialize.is_some() {
             if let Some(id) = response.headers().get(MCP_SESSION_ID) {
                 self.session().id = Some(id.clone());
@@ -522,6 +532,53 @@ impl McpClient {
                     return Err(Failed::new(Some(status.as_u16()), excerpt(&body), message));
                 }
                 Ok((self.deliver(body, Target::Answers, initialize).await, None))
+            }
+        }
+    }
+
+    /// Posts `message`; when the server wants a token (and the transport
+    /// has [`OAuthClient`] settings), gets one and posts it again, at most
+    /// [`MAX_AUTHORIZATIONS`] times.
+    async fn post_authorized(
+        &self,
+        message: Bytes,
+        stateless: Option<&Stateless>,
+    ) -> Result<Response<Incoming>, Failed> {
+        let mut authorizations = 0;
+        loop {
+            let sent = self.auth.as_ref().and_then(Auth::header);
+            let mut request = self.request(Method::POST, message.clone());
+            let headers = request.headers_mut();
+            if let Some(stateless) = stateless {
+                stateless.apply(headers);
+            }
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            headers.insert(
+                header::ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
+            let response = self.send(request).await?;
+            let status = response.status();
+            let challenge = response
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let wants_token = status == StatusCode::UNAUTHORIZED
+                || (status == StatusCode::FORBIDDEN && oauth::is_step_up(challenge.as_deref()));
+            let Some(auth) = self.auth.as_ref().filter(|_| wants_token) else {
+                return Ok(response);
+            };
+            if authorizations == MAX_AUTHORIZATIONS {
+                return Ok(response);
+            }
+            authorizations += 1;
+            if let Err(why) = auth.reauthorize(challenge.as_deref(), sent.as_ref(), &self.uri).await {
+                let message = format!("HTTP {status} from {}, and authorizing failed: {why}", self.uri);
+                return Err(Failed::new(Some(status.as_u16()), String::new(), message));
             }
         }
     }
