@@ -81,9 +81,9 @@ case "$suite_version" in
     ;;
 esac
 
-# The client scenarios the conformance client runs: every one but OAuth
-# (`auth/*`), at the session revision and, where the suite has them, at
-# the stateless 2026-07-28.
+# The client scenarios: every one the suite has outside its extensions,
+# OAuth (`auth/*`) included, at each revision it lists for them (the
+# stateless 2026-07-28 where the suite has it).
 for scenario in initialize tools_call json-schema-2020-12-preservation \
     elicitation-sep1034-client-defaults sse-retry; do
     run "client-$scenario" client --command "$bin/mcp_conformance_client" --scenario "$scenario"
@@ -97,6 +97,15 @@ case "$suite_version" in
     done
     ;;
 esac
+# The OAuth scenarios, each at every revision the suite lists for it (the
+# extensions, such as DPoP and client credentials, are left out).
+while read -r scenario versions; do
+    case "$versions" in extension) continue ;; esac
+    for version in ${versions//,/ }; do
+        run "client-auth-${scenario#auth/}-$version" client --command "$bin/mcp_conformance_client" \
+            --scenario "$scenario" --spec-version "$version"
+    done
+done < <(conformance list 2>/dev/null | sed -n 's/^ *- \(auth\/[^ ]*\) \[\(.*\)\]$/\1 \2/p')
 
 if [ "$status" -eq 0 ]; then
     echo "mcp conformance: every scored check passed"

@@ -62,6 +62,16 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
+/// A multi-thread runtime of two workers, as a server on this 2-vCPU
+/// machine runs.
+pub fn two_worker_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
 /// Checks that an answer is the expected `add` answer (ignoring the id).
 pub fn check_add_response(body: &[u8], expected_sum: i64) {
     #[derive(Deserialize)]

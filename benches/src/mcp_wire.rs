@@ -127,18 +127,15 @@ impl StdioSession {
     }
 
     async fn receive(&mut self) -> String {
-        self.line.clear();
-        let n = self
-            .output
-            .read_until(b'\n', &mut self.line)
-            .await
-            .expect("read");
-        assert!(n > 0, "the server closed its stdout");
-        String::from_utf8_lossy(&self.line).into_owned()
+        String::from_utf8_lossy(self.read_line().await).into_owned()
     }
 
     /// Reads one answer and checks it; returns its id.
     pub async fn answer(&mut self) -> u64 {
+        check(self.read_line().await)
+    }
+
+    async fn read_line(&mut self) -> &[u8] {
         self.line.clear();
         let n = self
             .output
@@ -146,7 +143,7 @@ impl StdioSession {
             .await
             .expect("read");
         assert!(n > 0, "the server closed its stdout");
-        check(&self.line)
+        &self.line
     }
 }
 

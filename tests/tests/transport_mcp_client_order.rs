@@ -126,28 +126,10 @@ async fn start_session(addr: SocketAddr) -> Peer {
     client
 }
 
-#[tokio::test]
-async fn the_get_stream_opens_before_any_post_after_initialized() {
-    for _ in 0..20 {
-        let (addr, seen) = recording(true).await;
-        let _client = tokio::time::timeout(Duration::from_secs(30), start_session(addr))
-            .await
-            .unwrap();
-        let seen = seen.lock().unwrap().clone();
-        assert_eq!(
-            &seen[..3],
-            ["initialize", "notifications/initialized", "GET"],
-            "{seen:?}"
-        );
-        let mut later = seen[3..].to_vec();
-        later.sort();
-        assert_eq!(later, ["prompts/list", "tools/list"], "{seen:?}");
-    }
-}
-
-#[tokio::test]
-async fn a_server_without_a_get_stream_holds_nothing_up() {
-    let (addr, seen) = recording(false).await;
+/// A session started against a recording server: what it saw, after
+/// checking its start (`initialize`, the notification, then the `GET`).
+async fn started(offers: bool) -> Vec<String> {
+    let (addr, seen) = recording(offers).await;
     let _client = tokio::time::timeout(Duration::from_secs(30), start_session(addr))
         .await
         .unwrap();
@@ -157,5 +139,21 @@ async fn a_server_without_a_get_stream_holds_nothing_up() {
         ["initialize", "notifications/initialized", "GET"],
         "{seen:?}"
     );
+    seen
+}
+
+#[tokio::test]
+async fn the_get_stream_opens_before_any_post_after_initialized() {
+    for _ in 0..20 {
+        let seen = started(true).await;
+        let mut later = seen[3..].to_vec();
+        later.sort();
+        assert_eq!(later, ["prompts/list", "tools/list"], "{seen:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_server_without_a_get_stream_holds_nothing_up() {
+    let seen = started(false).await;
     assert_eq!(seen.len(), 5, "{seen:?}");
 }

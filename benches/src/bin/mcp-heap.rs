@@ -16,11 +16,7 @@ static ALLOC: Counting = Counting;
 const SESSIONS: usize = 500;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
+    let runtime = jsonrpc_benches::two_worker_runtime();
     runtime.block_on(async {
         for side in ["ours", "rmcp"] {
             let (addr, server) = match side {

@@ -43,11 +43,7 @@ fn main() {
             }
         }),
         _ => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("a tokio runtime");
+            let runtime = jsonrpc_benches::two_worker_runtime();
             runtime.block_on(async {
                 match side {
                     "rmcp" => serve_rmcp(json).await,

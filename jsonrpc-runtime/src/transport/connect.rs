@@ -88,7 +88,7 @@ pub mod kind {
 /// | [`UnixConnector`](super::UnixConnector) | a path | codec |
 /// | `WebSocketConnector` (feature `websocket`) | `ws://` or `wss://` URL | headers, bearer token, frame cap, TLS |
 /// | `HttpConnector` (feature `http`) | `http://` or `https://` URL | headers, bearer token, frame cap, TLS |
-/// | `McpHttpConnector` (feature `mcp-http`) | `http://` or `https://` endpoint | headers, bearer token, frame cap, TLS |
+/// | `McpHttpConnector` (feature `mcp-http`) | `http://` or `https://` endpoint | headers, bearer token, OAuth ([`OAuthClient`](super::OAuthClient)), frame cap, TLS |
 ///
 /// # Examples
 ///

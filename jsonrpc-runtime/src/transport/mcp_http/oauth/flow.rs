@@ -44,6 +44,22 @@ pub(super) struct ServerMetadata {
     authorization_response_iss_parameter_supported: bool,
 }
 
+impl ServerMetadata {
+    /// 2025-03-26's endpoints of a server without metadata: `/authorize`,
+    /// `/token` and `/register` at its origin.
+    fn defaults(origin: &str) -> ServerMetadata {
+        ServerMetadata {
+            issuer: origin.to_owned(),
+            authorization_endpoint: format!("{origin}/authorize"),
+            token_endpoint: format!("{origin}/token"),
+            registration_endpoint: Some(format!("{origin}/register")),
+            token_endpoint_auth_methods_supported: None,
+            client_id_metadata_document_supported: false,
+            authorization_response_iss_parameter_supported: false,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct TokenAnswer {
     access_token: String,
@@ -67,26 +83,40 @@ impl Auth {
         uri: &Uri,
         scope: Option<&str>,
     ) -> Result<String, String> {
-        let resource = self.resource_metadata(challenge, uri).await?;
-        if !wire::resource_covers(&resource.resource, uri) {
-            return Err(format!(
-                "the protected resource metadata names `{}`, not this server ({uri})",
-                resource.resource
-            ));
-        }
-        let issuer = resource
-            .authorization_servers
-            .first()
-            .ok_or("the protected resource metadata names no authorization server")?;
-        let server = self.server_metadata(issuer).await?;
+        let (resource, issuer, supported) = match self.resource_metadata(challenge, uri).await {
+            Ok(found) => {
+                if !wire::resource_covers(&found.resource, uri) {
+                    return Err(format!(
+                        "the protected resource metadata names `{}`, not this server ({uri})",
+                        found.resource
+                    ));
+                }
+                let issuer = found
+                    .authorization_servers
+                    .first()
+                    .cloned()
+                    .ok_or("the protected resource metadata names no authorization server")?;
+                (Some(found.resource), issuer, found.scopes_supported)
+            }
+            // 2025-03-26, before protected resource metadata: the MCP
+            // server's origin is its authorization server.
+            Err(_) if challenge.resource_metadata.is_none() => (None, wire::origin(uri), Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let server = match self.server_metadata(&issuer).await {
+            Ok(server) => server,
+            Err(_) if resource.is_none() => ServerMetadata::defaults(&issuer),
+            Err(e) => return Err(e),
+        };
         let client = self.client_for(&server).await?;
         let scope = scope
             .map(str::to_owned)
-            .or_else(|| (!resource.scopes_supported.is_empty()).then(|| resource.scopes_supported.join(" ")));
+            .or_else(|| (!supported.is_empty()).then(|| supported.join(" ")));
+        let resource = resource.as_deref();
         let (code, verifier) = self
-            .authorization_code(&server, &client, &resource.resource, scope.as_deref())
+            .authorization_code(&server, &client, resource, scope.as_deref())
             .await?;
-        self.token(&server, &client, &resource.resource, &code, &verifier).await
+        self.token(&server, &client, resource, &code, &verifier).await
     }
 
     async fn resource_metadata(
@@ -212,7 +242,7 @@ impl Auth {
         &self,
         server: &ServerMetadata,
         client: &Registered,
-        resource: &str,
+        resource: Option<&str>,
         scope: Option<&str>,
     ) -> Result<(String, String), String> {
         let verifier = wire::random(32)?;
@@ -225,8 +255,10 @@ impl Auth {
             ("code_challenge", challenge.as_str()),
             ("code_challenge_method", "S256"),
             ("state", state.as_str()),
-            ("resource", resource),
         ];
+        if let Some(resource) = resource {
+            params.push(("resource", resource));
+        }
         if let Some(scope) = scope.filter(|s| !s.is_empty()) {
             params.push(("scope", scope));
         }
@@ -272,7 +304,7 @@ impl Auth {
         &self,
         server: &ServerMetadata,
         client: &Registered,
-        resource: &str,
+        resource: Option<&str>,
         code: &str,
         verifier: &str,
     ) -> Result<String, String> {
@@ -281,8 +313,10 @@ impl Auth {
             ("code", code),
             ("redirect_uri", self.config.redirect_uri.as_str()),
             ("code_verifier", verifier),
-            ("resource", resource),
         ];
+        if let Some(resource) = resource {
+            fields.push(("resource", resource));
+        }
         let secret = client.secret.as_deref().unwrap_or("");
         let mut authorization = None;
         match client.method.as_str() {
