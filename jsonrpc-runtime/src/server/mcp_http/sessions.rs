@@ -350,8 +350,8 @@ where
     /// `scope="…"` when scopes are required); a token refused, for another
     /// audience or expired gets `401` with `error="invalid_token"`; one
     /// without a required scope gets `403` with
-    /// `error="insufficient_scope"`. The token's [`AccessToken`] goes into
-    /// the request's [`ConnectionInfo`], its subject becomes the caller's
+    /// `error="insufficient_scope"`. The token's [`AccessToken`](super::AccessToken) goes into
+    /// the request's [`ConnectionInfo`](crate::connection::ConnectionInfo), its subject becomes the caller's
     /// identity (a session stays with its user), and the
     /// [`on_connect`](Self::on_connect) hook runs after.
     ///
