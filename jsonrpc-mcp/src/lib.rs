@@ -21,6 +21,7 @@
 //! | `logging/setLevel` | keeps the least severe level the client wants; [`ToolContext::log`] sends `notifications/message` at that level or above |
 //! | `tools/call` | decodes the arguments and runs the tool; an unknown tool is -32602; arguments that do not fit are a tool error (`isError`) from `2025-11-25` on and -32602 before, as each revision says; a [`ToolError`] is `isError` with its message |
 //! | `resources/subscribe`, `resources/unsubscribe` | the URIs whose updates the session wants (at most [`MAX_SUBSCRIPTIONS`]); a [`Notifier`] sends the updates and list changes |
+//! | `subscriptions/listen` | the stateless revision's stream of notifications: acknowledged first with what the server honours of the client's filter (list changes of what it has, updates of its resources), then each [`Notifier`] notification the stream opted in to, tagged with the request's id; until the client cancels it. -32601 on a session, which gets its notifications without asking |
 //! | `server/discover` | the stateless revision's (`2026-07-28`) description of the server: [`STATELESS_VERSIONS`], capabilities, `serverInfo` in `_meta` |
 //!
 //! # Two kinds of client on one server

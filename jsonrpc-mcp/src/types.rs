@@ -168,6 +168,26 @@ pub struct LoggingMessageParams<D = Value> {
     pub data: D,
 }
 
+/// What a client opts in to on a `subscriptions/listen` stream (2026-07-28),
+/// and what the server acknowledges of it: each notification type is off
+/// unless named.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub resources_list_changed: bool,
+    /// `notifications/resources/updated` for these URIs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_subscriptions: Vec<String>,
+}
+
 /// A capability's flag is left out when false, as the specification
 /// reads an absent one.
 fn is_false(flag: &bool) -> bool {

@@ -76,7 +76,11 @@ async fn discover_says_the_revisions_the_capabilities_and_who_the_server_is() {
     let (client, _server) = connect(&server());
     let found = call(&client, "server/discover", json!({})).await.unwrap();
     assert_eq!(found["supportedVersions"], json!(["2026-07-28"]));
-    assert_eq!(found["capabilities"], json!({"tools": {}, "resources": {}}));
+    // Changes reach a stateless client on `subscriptions/listen`.
+    assert_eq!(
+        found["capabilities"],
+        json!({"tools": {"listChanged": true}, "resources": {"subscribe": true, "listChanged": true}})
+    );
     assert_eq!(
         found["_meta"]["io.modelcontextprotocol/serverInfo"],
         json!({"name": "stateless", "version": "2.0.0"})

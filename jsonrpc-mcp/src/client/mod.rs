@@ -71,7 +71,7 @@ use crate::resources::{
 use crate::server::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
 use crate::types::{
     CallToolResult, ClientCapabilities, DiscoverMeta, Implementation, InitializeResult,
-    ListToolsResult, LogLevel, LoggingMessageParams, ServerCapabilities, Tool,
+    ListToolsResult, LogLevel, LoggingMessageParams, ServerCapabilities, SubscriptionFilter, Tool,
 };
 use crate::{LATEST_PROTOCOL_VERSION, STATELESS_VERSIONS};
 
@@ -592,22 +592,10 @@ impl McpClient {
         method: &str,
         params: Value,
     ) -> Result<R, ClientError> {
-        let Some(meta) = &self.meta else {
+        if self.meta.is_none() {
             return Ok(self.peer.call(method, params).await?);
-        };
-        let mut params = match params {
-            Value::Object(params) => params,
-            Value::Null => Map::new(),
-            other => {
-                return Err(ClientError::Call(CallError::InvalidParams(
-                    serde::ser::Error::custom(format!("params must be an object, not {other}")),
-                )))
-            }
-        };
-        let own = params.entry("_meta").or_insert_with(|| json!({}));
-        if let Value::Object(own) = own {
-            own.extend(meta.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
+        let mut params = self.with_meta(params)?;
         for _ in 0..MAX_ROUNDS {
             let result: Value = self.peer.call(method, &params).await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
@@ -622,6 +610,49 @@ impl McpClient {
             };
         }
         Err(ClientError::TooManyRounds(method.to_owned()))
+    }
+
+    /// `params` (an object, or null) with the stateless revision's `_meta`
+    /// merged into its own, when the client is stateless.
+    fn with_meta(&self, params: Value) -> Result<Map<String, Value>, ClientError> {
+        let mut params = match params {
+            Value::Object(params) => params,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ClientError::Call(CallError::InvalidParams(
+                    serde::ser::Error::custom(format!("params must be an object, not {other}")),
+                )))
+            }
+        };
+        if let Some(meta) = &self.meta {
+            let own = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Value::Object(own) = own {
+                own.extend(meta.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        Ok(params)
+    }
+
+    /// Listens for the notifications `filter` opts in to
+    /// (`subscriptions/listen`, stateless revision): they reach the
+    /// client's callbacks ([`on_list_changed`](McpClientBuilder::on_list_changed),
+    /// [`on_resource_updated`](McpClientBuilder::on_resource_updated)) as
+    /// they come. Runs until the server ends the stream (then `Ok`), or the
+    /// future is dropped (the request is cancelled); no timeout applies.
+    /// Spawn it to listen while making other calls.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Call`] when the server refuses (-32601 on a session:
+    /// there, changes come as notifications of the session without asking).
+    pub async fn listen(&self, filter: &SubscriptionFilter) -> Result<(), ClientError> {
+        let params = self.with_meta(json!({ "notifications": filter }))?;
+        let _: Value = self
+            .peer
+            .call("subscriptions/listen", params)
+            .no_timeout()
+            .await?;
+        Ok(())
     }
 
     /// The answers to an `input_required` result's questions, by key.

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use jsonrpc_runtime::Peer;
 use serde_json::json;
 
+use super::listen::Listener;
 use super::session::Session;
 
 /// The sessions that said `initialize`, held weakly: a session ends with
@@ -15,6 +16,8 @@ use super::session::Session;
 #[derive(Default)]
 pub(super) struct Hub {
     sessions: Mutex<Sessions>,
+    /// Open `subscriptions/listen` streams.
+    listeners: Mutex<Vec<Weak<Listener>>>,
 }
 
 #[derive(Default)]
@@ -41,6 +44,33 @@ impl Hub {
             sessions.prune();
         }
         sessions.all.push(Arc::downgrade(session));
+    }
+
+    /// Adds a listening stream; it leaves when dropped.
+    pub(super) fn listen(&self, listener: &Arc<Listener>) {
+        let mut listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        listeners.retain(|l| l.upgrade().is_some_and(|l| l.is_open()));
+        listeners.push(Arc::downgrade(listener));
+    }
+
+    /// Offers a notification to every listening stream; how many took it.
+    fn offer(&self, method: &'static str, uri: Option<&str>, params: &serde_json::Value) -> usize {
+        let mut listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut took = 0;
+        listeners.retain(|listener| {
+            let Some(listener) = listener.upgrade() else {
+                return false;
+            };
+            took += usize::from(listener.offer(method, uri, params));
+            true
+        });
+        took
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Sessions> {
@@ -146,8 +176,13 @@ impl Notifier {
             .await
     }
 
-    async fn send(&self, uri: Option<&str>, method: &str, params: serde_json::Value) -> usize {
-        let mut told = 0;
+    async fn send(
+        &self,
+        uri: Option<&str>,
+        method: &'static str,
+        params: serde_json::Value,
+    ) -> usize {
+        let mut told = self.hub.offer(method, uri, &params);
         for peer in self.hub.peers(uri) {
             if peer.notify(method, &params).await.is_ok() {
                 told += 1;

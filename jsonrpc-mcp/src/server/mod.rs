@@ -25,6 +25,7 @@ use crate::types::{
 
 mod ask;
 mod hub;
+mod listen;
 mod mrtr;
 mod results;
 mod session;

@@ -58,6 +58,13 @@ pub(super) fn routes(session: Arc<Session>) -> Router {
     );
     router = on(
         router,
+        "subscriptions/listen",
+        &session,
+        Kind::Stateless,
+        Session::listen,
+    );
+    router = on(
+        router,
         "tools/list",
         &session,
         Kind::Both(Shape::Cached),
@@ -318,7 +325,9 @@ impl Session {
     /// and names its log level in each request's `_meta`.
     fn capabilities(&self, stateless: bool) -> ServerCapabilities {
         let catalog = &self.catalog;
-        let changes = !stateless;
+        // Changes reach a session as notifications, a stateless client on
+        // `subscriptions/listen`: both are told.
+        let changes = true;
         ServerCapabilities {
             tools: Some(ToolsCapability {
                 list_changed: changes,
@@ -331,7 +340,7 @@ impl Session {
                 list_changed: changes,
             }),
             completions: (!catalog.completers.is_empty()).then(serde_json::Map::new),
-            logging: changes.then(serde_json::Map::new),
+            logging: (!stateless).then(serde_json::Map::new),
         }
     }
 
@@ -413,8 +422,17 @@ impl Session {
     }
 
     /// Whether the server has resources or templates to offer.
-    fn offers_resources(&self) -> bool {
+    pub(super) fn offers_resources(&self) -> bool {
         !self.catalog.resources.items.is_empty() || !self.catalog.templates.is_empty()
+    }
+
+    pub(super) fn offers_prompts(&self) -> bool {
+        !self.catalog.prompts.items.is_empty()
+    }
+
+    /// Whether `uri` is a resource of the server (fixed, or a template's).
+    pub(super) fn has_resource(&self, uri: &str) -> bool {
+        self.reader_of(uri).is_some()
     }
 
     /// One page of `resources/list`.

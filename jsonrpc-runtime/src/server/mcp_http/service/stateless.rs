@@ -112,11 +112,16 @@ impl McpService {
                 return refuse(&envelope.id.clone().unwrap_or(Id::NULL), error);
             }
         }
-        // Progress and log messages go out as the request runs: a stream.
-        let sse = envelope
+        // Progress and log messages go out as the request runs, and
+        // `subscriptions/listen` is a stream of notifications: a stream.
+        let listens = envelope
             .as_ref()
-            .and_then(|e| e.params.as_ref()?.meta.as_ref())
-            .is_some_and(|meta| meta.progress_token.is_some() || meta.log_level.is_some());
+            .is_some_and(|e| e.method == "subscriptions/listen");
+        let sse = listens
+            || envelope
+                .as_ref()
+                .and_then(|e| e.params.as_ref()?.meta.as_ref())
+                .is_some_and(|meta| meta.progress_token.is_some() || meta.log_level.is_some());
         match self.stateless_session(&caller) {
             Ok(session) => {
                 session
