@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::IntoFuture as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +18,9 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use jsonrpc_runtime::server::{AccessToken, McpHttpListener, ProtectedResource, TokenError};
-use jsonrpc_runtime::transport::{McpHttpConnector, OAuthClient, TcpAcceptor, MAX_AUTHORIZATIONS};
+use jsonrpc_runtime::transport::{
+    McpHttpConnector, OAuthClient, TcpAcceptor, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT,
+};
 use jsonrpc_runtime::{CallError, Config, Context, ErrorObject, Peer, Router};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
@@ -33,6 +36,9 @@ struct Issuer {
     /// authorizations have been made (a step-up is then needed).
     stingy_for: usize,
     authorizations: usize,
+    /// The metadata document padded (with trailing spaces) to this many
+    /// bytes.
+    metadata_len: Option<usize>,
 }
 
 type Shared = Arc<Mutex<Issuer>>;
@@ -103,8 +109,20 @@ async fn issue(
         _ => parse_form(&text),
     };
     state.seen.push((path.clone(), fields.clone()));
+    let padded = |value: Value, len: Option<usize>| {
+        let mut text = value.to_string();
+        if let Some(len) = len {
+            assert!(text.len() <= len, "the document is {} bytes", text.len());
+            text.extend(std::iter::repeat_n(' ', len - text.len()));
+        }
+        text
+    };
+    let metadata_len = state.metadata_len;
     let json = |status: StatusCode, value: Value| {
-        let mut response = Response::new(Full::new(Bytes::from(value.to_string())));
+        let len = (path == "/.well-known/oauth-authorization-server")
+            .then_some(metadata_len)
+            .flatten();
+        let mut response = Response::new(Full::new(Bytes::from(padded(value, len))));
         *response.status_mut() = status;
         response
             .headers_mut()
@@ -313,4 +331,80 @@ async fn a_server_never_satisfied_is_given_up_on_after_max_authorizations() {
     assert_eq!(error.code.0, -32100, "{error:?}");
     assert!(error.message.contains("403"), "{}", error.message);
     assert_eq!(shared.lock().unwrap().authorizations, MAX_AUTHORIZATIONS);
+}
+
+/// Every token issued so far stops being valid (as when the authorization
+/// server revokes them): the next request is refused and starts a flow.
+fn revoke(shared: &Shared) {
+    shared.lock().unwrap().tokens.clear();
+}
+
+/// The sizes around each power of two up to the cap, and one past it.
+fn document_sizes() -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut size = 1024;
+    while size <= MAX_OAUTH_DOCUMENT {
+        sizes.extend([size - 1, size, size + 1]);
+        size *= 2;
+    }
+    sizes
+}
+
+fn refused_for_size(error: &CallError) -> bool {
+    matches!(error, CallError::Rpc(e) if e.message.contains(&format!("over the {MAX_OAUTH_DOCUMENT}-byte limit")))
+}
+
+#[tokio::test]
+async fn an_oauth_document_up_to_the_cap_is_read_and_one_byte_more_is_refused_saying_so() {
+    let shared: Shared = Arc::default();
+    let issuer = authorization_server(shared.clone()).await;
+    let url = protected(shared.clone(), issuer, &["mcp:tools"]).await;
+    // A fresh transport for each size.
+    for len in document_sizes() {
+        shared.lock().unwrap().metadata_len = Some(len);
+        let peer = client(&url).await;
+        match initialize(&peer).await {
+            Ok(_) => assert!(len <= MAX_OAUTH_DOCUMENT, "{len} bytes were read"),
+            Err(error) => assert!(
+                len > MAX_OAUTH_DOCUMENT && refused_for_size(&error),
+                "{len}: {error:?}"
+            ),
+        }
+    }
+    // One transport for all, each size after a revocation: a refused flow
+    // leaves it usable for the next.
+    shared.lock().unwrap().metadata_len = None;
+    let peer = client(&url).await;
+    initialize(&peer).await.unwrap();
+    for len in document_sizes().into_iter().rev() {
+        revoke(&shared);
+        shared.lock().unwrap().metadata_len = Some(len);
+        match peer.call::<Value>("whoami", json!({})).await {
+            Ok(_) => assert!(len <= MAX_OAUTH_DOCUMENT, "{len} bytes were read"),
+            Err(error) => assert!(
+                len > MAX_OAUTH_DOCUMENT && refused_for_size(&error),
+                "{len}: {error:?}"
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn requests_refused_together_wait_for_one_flow() {
+    let shared: Shared = Arc::default();
+    let issuer = authorization_server(shared.clone()).await;
+    let url = protected(shared.clone(), issuer, &["mcp:tools"]).await;
+    let peer = client(&url).await;
+    initialize(&peer).await.unwrap();
+    assert_eq!(shared.lock().unwrap().authorizations, 1);
+    revoke(&shared);
+    let calls = (0..4).map(|_| peer.call::<Value>("whoami", json!({})).into_future());
+    for answer in futures_util::future::join_all(calls).await {
+        assert_eq!(answer.unwrap(), json!(["mcp:tools"]));
+    }
+    assert_eq!(
+        shared.lock().unwrap().authorizations,
+        2,
+        "one flow for the four"
+    );
 }

@@ -76,13 +76,13 @@ impl Session {
     /// URIs of resources it has (at most [`MAX_SUBSCRIPTIONS`]).
     fn honoured(&self, asked: SubscriptionFilter) -> SubscriptionFilter {
         let resources = self.offers_resources();
+        let mut seen = std::collections::HashSet::new();
         let mut uris = Vec::new();
         for uri in asked.resource_subscriptions {
-            if resources
-                && uris.len() < MAX_SUBSCRIPTIONS
-                && !uris.contains(&uri)
-                && self.has_resource(&uri)
-            {
+            if !resources || uris.len() == MAX_SUBSCRIPTIONS {
+                break;
+            }
+            if self.has_resource(&uri) && seen.insert(uri.clone()) {
                 uris.push(uri);
             }
         }

@@ -38,7 +38,7 @@ mod stateless;
 mod streams;
 
 use self::oauth::Auth;
-pub use self::oauth::{OAuthClient, MAX_AUTHORIZATIONS};
+pub use self::oauth::{OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
 use self::stateless::Stateless;
 
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");

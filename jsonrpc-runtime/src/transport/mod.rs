@@ -58,7 +58,7 @@ cfg_feature! { "http",
 cfg_feature! { "mcp-http",
     mod mcp_http;
     pub(crate) mod sse;
-    pub use self::mcp_http::{McpHttpConnector, OAuthClient, MAX_AUTHORIZATIONS};
+    pub use self::mcp_http::{McpHttpConnector, OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
 }
 cfg_feature! { "tls",
     mod tls;

@@ -201,7 +201,7 @@ pub struct ProtectedResource {
 }
 
 /// RFC 9728 §2: the fields this server says about itself.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct Metadata {
     resource: String,
     authorization_servers: Vec<String>,
@@ -310,7 +310,7 @@ impl ProtectedResource {
     }
 
     fn metadata_mut(&mut self) -> &mut Metadata {
-        Arc::get_mut(&mut self.metadata).expect("set before the resource is shared")
+        Arc::make_mut(&mut self.metadata)
     }
 
     /// Whether `path` is one the metadata is served at.

@@ -21,6 +21,11 @@ mod wire;
 /// up on.
 pub const MAX_AUTHORIZATIONS: usize = 3;
 
+/// The most bytes an OAuth answer may be (the metadata documents, a
+/// registration, a token): one past it fails the flow, saying so, and a
+/// server cannot grow the client's memory with one.
+pub const MAX_OAUTH_DOCUMENT: usize = 256 * 1024;
+
 type Authorize = Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send>> + Send + Sync>;
 
 /// The client side of MCP's authorization (OAuth 2.1), for
@@ -75,6 +80,7 @@ pub struct OAuthClient {
     config: Arc<Config>,
 }
 
+#[derive(Clone)]
 struct Config {
     redirect_uri: String,
     client_name: String,
@@ -127,7 +133,7 @@ impl OAuthClient {
     }
 
     fn config_mut(&mut self) -> &mut Config {
-        Arc::get_mut(&mut self.config).expect("set before the client is shared")
+        Arc::make_mut(&mut self.config)
     }
 
     /// The name registration gives the authorization server.
@@ -176,11 +182,13 @@ pub(super) struct Auth {
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::ClientTls>,
     token: Mutex<Option<HeaderValue>>,
+    /// Held for a whole flow: requests refused meanwhile wait for its
+    /// token instead of starting flows of their own.
     state: tokio::sync::Mutex<FlowState>,
 }
 
 #[derive(Default)]
-struct FlowState {
+pub(super) struct FlowState {
     registered: Vec<Registered>,
     /// The scopes asked for so far, kept for a step-up.
     scopes: Vec<String>,
@@ -224,11 +232,9 @@ impl Auth {
             }
         }
         let scope = (!state.scopes.is_empty()).then(|| state.scopes.join(" "));
-        drop(state);
-        let token = self.run(&challenge, uri, scope.as_deref()).await?;
-        let value = HeaderValue::try_from(format!("Bearer {token}"))
+        let token = self.run(&mut state, &challenge, uri, scope.as_deref()).await?;
+        let mut value = HeaderValue::try_from(format!("Bearer {token}"))
             .map_err(|_| "the access token holds characters a header cannot carry")?;
-        let mut value = value;
         value.set_sensitive(true);
         *self.token.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);
         Ok(())

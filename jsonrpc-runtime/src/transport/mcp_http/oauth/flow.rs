@@ -6,19 +6,17 @@
 //! the token.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::wire::{self, Challenge};
-use super::{Auth, Registered};
+use super::{Auth, FlowState, Registered, MAX_OAUTH_DOCUMENT};
 use crate::transport::http::{chain, PostClient};
 use crate::transport::McpHttpConnector;
 
-/// The most an OAuth document or answer may be.
-const MAX_DOCUMENT: usize = 256 * 1024;
 
 #[derive(Deserialize)]
 struct ResourceMetadata {
@@ -79,6 +77,7 @@ impl Auth {
     /// `scope`; the access token.
     pub(super) async fn run(
         &self,
+        state: &mut FlowState,
         challenge: &Challenge,
         uri: &Uri,
         scope: Option<&str>,
@@ -108,7 +107,7 @@ impl Auth {
             Err(_) if resource.is_none() => ServerMetadata::defaults(&issuer),
             Err(e) => return Err(e),
         };
-        let client = self.client_for(&server).await?;
+        let client = self.client_for(state, &server).await?;
         let scope = scope
             .map(str::to_owned)
             .or_else(|| (!supported.is_empty()).then(|| supported.join(" ")));
@@ -163,7 +162,11 @@ impl Auth {
 
     /// The client's id at `server`: given, the metadata document's URL, or
     /// registered (once per authorization server).
-    async fn client_for(&self, server: &ServerMetadata) -> Result<Registered, String> {
+    async fn client_for(
+        &self,
+        state: &mut FlowState,
+        server: &ServerMetadata,
+    ) -> Result<Registered, String> {
         if let Some((id, secret)) = &self.config.pre_registered {
             return Ok(Registered {
                 issuer: server.issuer.clone(),
@@ -182,7 +185,6 @@ impl Auth {
                 });
             }
         }
-        let mut state = self.state.lock().await;
         if let Some(known) = state.registered.iter().find(|r| r.issuer == server.issuer) {
             return Ok(known.clone());
         }
@@ -381,11 +383,15 @@ impl Auth {
             .get(header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let body = Limited::new(response.into_body(), MAX_DOCUMENT)
-            .collect()
-            .await
-            .map_err(|e| format!("reading the answer from {url} failed: {e}"))?
-            .to_bytes();
+        let body = match Limited::new(response.into_body(), MAX_OAUTH_DOCUMENT).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) if e.is::<LengthLimitError>() => {
+                return Err(format!(
+                    "the answer from {url} is over the {MAX_OAUTH_DOCUMENT}-byte limit of an OAuth document"
+                ))
+            }
+            Err(e) => return Err(format!("reading the answer from {url} failed: {e}")),
+        };
         Ok(Answer {
             status,
             location,
