@@ -1,0 +1,250 @@
+//! One `POST` of the MCP HTTP client and what comes back: the wait for an
+//! `initialize` or a standalone stream under way, the session's or a
+//! stateless request's headers, a token got when the server asks for one,
+//! and the answer (JSON, a stream, or a failure made up for each request
+//! it carried).
+
+use super::*;
+
+/// Why a `POST` (or the resumption of its stream) left requests unanswered.
+pub(super) struct Failed {
+    pub(super) failure: HttpFailure,
+    pub(super) message: String,
+}
+
+impl Failed {
+    pub(super) fn new(status: Option<u16>, body: String, message: String) -> Self {
+        Failed {
+            failure: HttpFailure { status, body },
+            message,
+        }
+    }
+}
+
+/// Lets later `POST`s go once the standalone stream is open, was refused,
+/// or will not be opened.
+pub(super) struct Opening(Arc<McpClient>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.0.opening.send_replace(false);
+    }
+}
+
+/// Lets later `POST`s go once the `initialize` one has its answer's
+/// headers (or failed).
+struct InitializeDone<'a>(&'a watch::Sender<bool>);
+
+impl Drop for InitializeDone<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
+
+impl McpClient {
+    /// Posts `message` and delivers what comes back; every request it
+    /// carried is answered, by the server or by a made-up error.
+    pub(super) async fn post(self: &Arc<Self>, message: Bytes, outgoing: Outgoing) {
+        if outgoing.initialize.is_none() {
+            let mut initializing = self.initializing.subscribe();
+            let _ = initializing.wait_for(|busy| !busy).await;
+        }
+        if !outgoing.initialized {
+            let mut opening = self.opening.subscribe();
+            let _ = opening.wait_for(|busy| !busy).await;
+        }
+        let (answered, failed) = self.exchange(message, &outgoing).await;
+        let unanswered: Vec<Id> = {
+            let mut in_flight = self.in_flight();
+            outgoing
+                .requests
+                .iter()
+                .filter(|id| in_flight.remove(id) == Some(false) && !answered.contains(id))
+                .cloned()
+                .collect()
+        };
+        if self.ended.load(Ordering::Acquire) {
+            return;
+        }
+        let failed = match failed {
+            Some(failed) => failed,
+            None if unanswered.is_empty() => return,
+            None => Failed::new(
+                None,
+                String::new(),
+                format!("{} sent no answer to this request", self.uri),
+            ),
+        };
+        if outgoing.requests.is_empty() {
+            tracing::warn!(error = %failed.message, "a message sent over MCP HTTP was lost");
+        }
+        let error = failed.failure.into_error(failed.message);
+        for id in &unanswered {
+            let body = message::error_response(Dialect::Strict, id, &error);
+            let _ = self.answers.send(Ok(Frame::Message(body)));
+        }
+    }
+
+    /// One `POST` and its answer, resumed if its stream breaks; returns the
+    /// ids answered.
+    async fn exchange(
+        self: &Arc<Self>,
+        message: Bytes,
+        outgoing: &Outgoing,
+    ) -> (Vec<Id>, Option<Failed>) {
+        match self.try_exchange(message, outgoing).await {
+            Ok(answered) => answered,
+            Err(failed) => (Vec::new(), Some(failed)),
+        }
+    }
+
+    async fn try_exchange(
+        self: &Arc<Self>,
+        message: Bytes,
+        outgoing: &Outgoing,
+    ) -> Result<(Vec<Id>, Option<Failed>), Failed> {
+        // Whatever happens, later requests stop waiting once this is done.
+        let _initialized = outgoing
+            .initialize
+            .as_ref()
+            .map(|_| InitializeDone(&self.initializing));
+        // Likewise once the standalone stream is open, or will not be.
+        let opening = outgoing.initialized.then(|| Opening(self.clone()));
+        let stateless = outgoing.stateless.as_ref();
+        let sent_session = self.session().id.is_some() && stateless.is_none();
+        let response = self.post_authorized(message, stateless).await?;
+        if outgoing.initialize.is_some() {
+            if let Some(id) = response.headers().get(MCP_SESSION_ID) {
+                self.session().id = Some(id.clone());
+            }
+        }
+        drop(_initialized);
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND && sent_session {
+            self.session_ended();
+            return Ok((Vec::new(), None));
+        }
+        // A stateless request's error answer is a JSON-RPC body with 400 or
+        // 404: the answer, not a failure.
+        let json = media_type(response.headers()).as_deref() == Some("application/json");
+        let answered = status.is_success() || (stateless.is_some() && json);
+        if !answered {
+            return Err(self.failed_status(response).await);
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            if outgoing.initialized {
+                self.start_server_stream(opening);
+            }
+            return Ok((Vec::new(), None));
+        }
+        let initialize = outgoing.initialize.as_ref();
+        match media_type(response.headers()).as_deref() {
+            Some("text/event-stream") => {
+                let pending = outgoing.requests.clone();
+                Ok(self
+                    .read_post_stream(response.into_body(), pending, initialize)
+                    .await)
+            }
+            _ => {
+                let body = self.read_json(response).await?;
+                if body.iter().all(u8::is_ascii_whitespace) {
+                    return Ok((Vec::new(), None));
+                }
+                if !is_json_rpc(&body) {
+                    let message = format!("the answer from {} is not JSON-RPC", self.uri);
+                    return Err(Failed::new(Some(status.as_u16()), excerpt(&body), message));
+                }
+                Ok((self.deliver(body, Target::Answers, initialize).await, None))
+            }
+        }
+    }
+
+    /// Posts `message`; when the server wants a token (and the transport
+    /// has [`OAuthClient`] settings), gets one and posts it again, at most
+    /// [`MAX_AUTHORIZATIONS`] times.
+    async fn post_authorized(
+        &self,
+        message: Bytes,
+        stateless: Option<&Stateless>,
+    ) -> Result<Response<Incoming>, Failed> {
+        let mut authorizations = 0;
+        loop {
+            let sent = self.auth.as_ref().and_then(Auth::header);
+            let mut request = self.request(Method::POST, message.clone());
+            let headers = request.headers_mut();
+            if let Some(stateless) = stateless {
+                stateless.apply(headers);
+            }
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            headers.insert(
+                header::ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
+            let response = self.send(request).await?;
+            let status = response.status();
+            let challenge = response
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let wants_token = status == StatusCode::UNAUTHORIZED
+                || (status == StatusCode::FORBIDDEN && oauth::is_step_up(challenge.as_deref()));
+            let Some(auth) = self.auth.as_ref().filter(|_| wants_token) else {
+                return Ok(response);
+            };
+            if authorizations == MAX_AUTHORIZATIONS {
+                return Ok(response);
+            }
+            authorizations += 1;
+            if let Err(why) = auth.reauthorize(challenge.as_deref(), sent.as_ref(), &self.uri).await {
+                let message = format!("HTTP {status} from {}, and authorizing failed: {why}", self.uri);
+                return Err(Failed::new(Some(status.as_u16()), String::new(), message));
+            }
+        }
+    }
+
+    pub(super) async fn send(&self, request: Request<Full<Bytes>>) -> Result<Response<Incoming>, Failed> {
+        self.client.request(request).await.map_err(|e| {
+            let message = format!("the HTTP request to {} failed: {}", self.uri, chain(&e));
+            Failed::new(None, String::new(), message)
+        })
+    }
+
+    pub(super) async fn failed_status(&self, response: Response<Incoming>) -> Failed {
+        let status = response.status();
+        let body = read_excerpt(response.into_body()).await;
+        let mut message = format!("HTTP {status} from {}", self.uri);
+        if let Some(line) = body.lines().find(|l| !l.trim().is_empty()) {
+            message.push_str(": ");
+            message.push_str(line.trim());
+        }
+        Failed::new(Some(status.as_u16()), body, message)
+    }
+
+    /// A whole body, within the size limit.
+    pub(super) async fn read_json(&self, response: Response<Incoming>) -> Result<Bytes, Failed> {
+        let status = response.status().as_u16();
+        let too_large = || {
+            let message = format!(
+                "the answer from {} is over the {}-byte limit",
+                self.uri, self.max_len
+            );
+            Failed::new(Some(status), String::new(), message)
+        };
+        let body = response.into_body();
+        if body.size_hint().lower() > self.max_len as u64 {
+            return Err(too_large());
+        }
+        match Limited::new(body, self.max_len).collect().await {
+            Ok(body) => Ok(body.to_bytes()),
+            Err(e) if e.is::<LengthLimitError>() => Err(too_large()),
+            Err(e) => {
+                let message = format!("reading the answer from {} failed: {e}", self.uri);
+                Err(Failed::new(Some(status), String::new(), message))
+            }
+        }
+    }
+}
