@@ -83,3 +83,33 @@ pub async fn send_once(
 pub async fn once(addr: std::net::SocketAddr, request: Request<Full<Bytes>>) -> HttpAnswer {
     HttpAnswer::read(send_once(addr, request).await).await
 }
+
+/// A hand-written HTTP/1.1 server on a loopback port, each request
+/// answered by `answer` (a test's stand-in for a server of another kind:
+/// an authorization server, one that records what it was sent); its
+/// address.
+pub async fn serve_fn<F, Fut, B>(answer: F) -> std::net::SocketAddr
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response<B>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let answer = answer.clone();
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let answer = answer(request);
+                async move { Ok::<_, std::convert::Infallible>(answer.await) }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service),
+            );
+        }
+    });
+    addr
+}

@@ -13,10 +13,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use jsonrpc_runtime::transport::McpHttpConnector;
 use jsonrpc_runtime::{Config, Peer};
 use serde_json::{json, Value};
+use tests::http::serve_fn;
 
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
@@ -27,23 +27,13 @@ type Seen = Arc<Mutex<Vec<String>>>;
 /// notifications `202`, `GET` a stream held open (or `405` when `offers`
 /// is false), any other request an empty result.
 async fn recording(offers: bool) -> (SocketAddr, Seen) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let log = log.clone();
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let log = log.clone();
-                async move { Ok::<_, Infallible>(answer(request, &log, offers).await) }
-            });
-            tokio::spawn(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service),
-            );
-        }
-    });
+    let addr = serve_fn(move |request| {
+        let log = log.clone();
+        async move { answer(request, &log, offers).await }
+    })
+    .await;
     (addr, seen)
 }
 

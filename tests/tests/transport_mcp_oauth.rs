@@ -6,7 +6,7 @@
 //! limit on authorizations.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
+
 use std::future::IntoFuture as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,6 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use jsonrpc_runtime::server::{AccessToken, McpHttpListener, ProtectedResource, TokenError};
 use jsonrpc_runtime::transport::{
     McpHttpConnector, OAuthClient, TcpAcceptor, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT,
@@ -24,6 +23,7 @@ use jsonrpc_runtime::transport::{
 use jsonrpc_runtime::{CallError, Config, Context, ErrorObject, Peer, Router};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
+use tests::http::serve_fn;
 
 /// The authorization server's record: each request's path and query or
 /// form, and the scopes of each token it issued.
@@ -70,22 +70,16 @@ fn parse_form(text: &str) -> HashMap<String, String> {
 }
 
 async fn authorization_server(shared: Shared) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let shared = shared.clone();
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let shared = shared.clone();
-                async move { Ok::<_, Infallible>(issue(request, &shared, addr).await) }
-            });
-            tokio::spawn(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service),
-            );
-        }
-    });
-    addr
+    // Its own address goes in its documents: bound first, then served.
+    let addr = Arc::new(std::sync::OnceLock::new());
+    let own = addr.clone();
+    let bound = serve_fn(move |request| {
+        let (shared, own) = (shared.clone(), own.clone());
+        async move { issue(request, &shared, *own.get().unwrap()).await }
+    })
+    .await;
+    addr.set(bound).unwrap();
+    bound
 }
 
 async fn issue(

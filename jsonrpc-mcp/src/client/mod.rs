@@ -279,68 +279,87 @@ impl McpClientBuilder {
     /// the stateless revisions asked for.
     pub async fn connect(mut self, transport: Transport) -> Result<McpClient, ClientError> {
         let peer = Peer::builder()
-            .config(self.config)
+            .config(self.config.clone())
             .router(self.handlers.router())
             .spawn(transport);
         let capabilities = self.handlers.capabilities();
-        if STATELESS_VERSIONS.contains(&self.version.as_str()) {
-            let mut meta = stateless_meta(&self.version, &capabilities, &self.info);
-            let mut discovered = peer
-                .call::<Discovered>("server/discover", json!({"_meta": meta}))
-                .await;
-            // -32022 names the revisions the server speaks: once, ask
-            // again with one this client speaks too.
-            if let Some(version) = discovered.as_ref().err().and_then(supported_instead) {
-                self.version = version;
-                meta = stateless_meta(&self.version, &capabilities, &self.info);
-                discovered = peer.call("server/discover", json!({"_meta": meta})).await;
-            }
-            match discovered {
-                Ok(mut found) if found.supported_versions.contains(&self.version) => {
-                    let server = ServerInfo {
-                        protocol_version: self.version,
-                        server_info: found.server_info(),
-                        capabilities: found.capabilities,
-                        instructions: found.instructions,
-                    };
-                    return Ok(McpClient {
-                        peer,
-                        server: Arc::new(server),
-                        meta: Some(Arc::new(meta)),
-                        handlers: self.handlers,
-                    });
-                }
-                Ok(found) => return Err(ClientError::UnsupportedVersion(found.supported_versions)),
-                // A server of the session revisions only: start a session.
-                Err(CallError::Rpc(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => {}
-                Err(error) => return Err(error.into()),
-            }
-        }
-        let version = if STATELESS_VERSIONS.contains(&self.version.as_str()) {
-            LATEST_PROTOCOL_VERSION.to_owned()
-        } else {
-            self.version
-        };
-        let init: InitializeResult = peer
-            .call(
-                "initialize",
-                json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": self.info}),
-            )
-            .await?;
-        peer.notify("notifications/initialized", json!({}))
-            .await
-            .map_err(|e| ClientError::Call(CallError::NotSent(e)))?;
-        let server = ServerInfo {
-            protocol_version: init.protocol_version,
-            capabilities: init.capabilities,
-            server_info: init.server_info,
-            instructions: init.instructions,
+        let (server, meta) = match self.discover(&peer, &capabilities).await? {
+            Some((server, meta)) => (server, Some(Arc::new(meta))),
+            None => (self.initialize(&peer, &capabilities).await?, None),
         };
         Ok(McpClient {
             peer,
             server: Arc::new(server),
-            meta: None,
+            meta,
             handlers: self.handlers,
+        })
+    }
+
+    /// On a stateless revision, `server/discover`: what the server is, and
+    /// the `_meta` every request will carry. `None`: a session is to be
+    /// started instead (a session revision was asked for, or the server
+    /// does not know `server/discover`).
+    async fn discover(
+        &mut self,
+        peer: &Peer,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Option<(ServerInfo, Map<String, Value>)>, ClientError> {
+        if !STATELESS_VERSIONS.contains(&self.version.as_str()) {
+            return Ok(None);
+        }
+        let mut meta = stateless_meta(&self.version, capabilities, &self.info);
+        let mut discovered = peer
+            .call::<Discovered>("server/discover", json!({"_meta": meta}))
+            .await;
+        // -32022 names the revisions the server speaks: once, ask again
+        // with one this client speaks too.
+        if let Some(version) = discovered.as_ref().err().and_then(supported_instead) {
+            self.version = version;
+            meta = stateless_meta(&self.version, capabilities, &self.info);
+            discovered = peer.call("server/discover", json!({"_meta": meta})).await;
+        }
+        match discovered {
+            Ok(mut found) if found.supported_versions.contains(&self.version) => {
+                let server = ServerInfo {
+                    protocol_version: self.version.clone(),
+                    server_info: found.server_info(),
+                    capabilities: found.capabilities,
+                    instructions: found.instructions,
+                };
+                Ok(Some((server, meta)))
+            }
+            Ok(found) => Err(ClientError::UnsupportedVersion(found.supported_versions)),
+            // A server of the session revisions only: start a session, at
+            // the newest of them.
+            Err(CallError::Rpc(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => {
+                self.version = LATEST_PROTOCOL_VERSION.to_owned();
+                Ok(None)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// `initialize` at the revision asked for, then
+    /// `notifications/initialized`.
+    async fn initialize(
+        &self,
+        peer: &Peer,
+        capabilities: &ClientCapabilities,
+    ) -> Result<ServerInfo, ClientError> {
+        let params = json!({
+            "protocolVersion": self.version,
+            "capabilities": capabilities,
+            "clientInfo": self.info,
+        });
+        let init: InitializeResult = peer.call("initialize", params).await?;
+        peer.notify("notifications/initialized", json!({}))
+            .await
+            .map_err(|e| ClientError::Call(CallError::NotSent(e)))?;
+        Ok(ServerInfo {
+            protocol_version: init.protocol_version,
+            capabilities: init.capabilities,
+            server_info: init.server_info,
+            instructions: init.instructions,
         })
     }
 }
