@@ -15,7 +15,8 @@
 #   2. the pending server scenarios (JSON Schema 2020-12, SSE polling);
 #   3. the active server suite at 2026-07-28 (stateless) and the scenarios
 #      2026-07-28 requires (`--requirements 2026-07-28`);
-#   4. the client scenarios the conformance client runs.
+#   4. the client scenarios the conformance client runs: each session
+#      revision's, and the scenarios 2026-07-28 requires.
 # Exits non-zero when a scored check failed.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,7 +64,7 @@ run() {
     else
         status=1
     fi
-    sed -n '/=== SUMMARY ===/,$p; /^Passed:/p; /OVERALL/p' "$results/$name.txt" | grep -v '^$' || true
+    sed -n '/=== \(SUITE \)\{0,1\}SUMMARY ===/,$p; /^Passed:/p; /OVERALL/p' "$results/$name.txt" | grep -v '^$' || true
 }
 
 run server-2025-11-25 server --url "$url"
@@ -91,10 +92,11 @@ done
 case "$suite_version" in
 0.1.*) ;;
 *)
-    for scenario in tools_call request-metadata; do
-        run "client-$scenario-2026-07-28" client --command "$bin/mcp_conformance_client" \
-            --scenario "$scenario" --spec-version 2026-07-28
-    done
+    # Every client scenario 2026-07-28 requires (stateless calls, MRTR,
+    # the standard and `Mcp-Param-*` headers, OAuth), scored as the
+    # suite scores them (its extensions are run, not scored).
+    run client-requirements-2026-07-28 client --command "$bin/mcp_conformance_client" \
+        --requirements 2026-07-28
     ;;
 esac
 # The OAuth scenarios, each at every revision the suite lists for it (the
@@ -102,6 +104,8 @@ esac
 while read -r scenario versions; do
     case "$versions" in extension) continue ;; esac
     for version in ${versions//,/ }; do
+        # Run with the 2026-07-28 requirements above.
+        case "$suite_version:$version" in 0.1.*) ;; *:2026-07-28) continue ;; esac
         run "client-auth-${scenario#auth/}-$version" client --command "$bin/mcp_conformance_client" \
             --scenario "$scenario" --spec-version "$version"
     done

@@ -6,9 +6,11 @@
 //! revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`): a
 //! `jsonrpc_mcp::client::McpClient` over Streamable HTTP that starts (a
 //! session, or `server/discover` on the stateless 2026-07-28), lists the
-//! tools and calls what the scenario wants, answering the server's
-//! questions (elicitation with each field's default, sampling, roots) on
-//! either revision.
+//! tools and calls what the scenario wants (the calls its context lists,
+//! when it lists any), answering the server's questions (elicitation with
+//! each field's default, sampling, roots) on either revision. Over the
+//! stateless wire the transport mirrors the arguments tools declare with
+//! `x-mcp-header` into `Mcp-Param-*` headers.
 //!
 //! For the OAuth scenarios (`auth/…`) the transport gets its tokens with
 //! a headless `OAuthClient` (the suite's authorization server approves at
@@ -71,15 +73,47 @@ async fn run(url: &str, scenario: &str, version: &str) -> Result<(), Box<dyn std
         .connect(transport)
         .await?;
     let tools = client.list_tools().await?;
-    for tool in &tools {
-        let Some(arguments) = arguments_for(scenario, tool, &tools) else {
-            continue;
-        };
-        let result = client.call_tool(&tool.name, arguments).await?;
-        eprintln!("mcp_conformance_client: {}: {result:?}", tool.name);
+    // The calls a scenario's context lists, else what the scenario wants
+    // of each tool listed.
+    let calls: Vec<(String, Value)> = match context()["toolCalls"].as_array() {
+        Some(calls) => calls
+            .iter()
+            .map(|call| {
+                (
+                    call["name"].as_str().unwrap_or_default().to_owned(),
+                    call["arguments"].clone(),
+                )
+            })
+            .collect(),
+        None => tools
+            .iter()
+            .filter_map(|tool| Some((tool.name.clone(), arguments_for(scenario, tool, &tools)?)))
+            .collect(),
+    };
+    for (name, arguments) in calls {
+        let result = client.call_tool(&name, arguments).await?;
+        eprintln!("mcp_conformance_client: {name}: {result:?}");
+    }
+    // The scenario of the standard headers reads every resource and gets
+    // every prompt too (`Mcp-Name` is their URI or name).
+    if scenario == "http-standard-headers" {
+        for resource in client.list_resources().await? {
+            client.read_resource(&resource.uri).await?;
+        }
+        for prompt in client.list_prompts().await? {
+            client.get_prompt(&prompt.name, json!({})).await?;
+        }
     }
     client.close(Duration::from_secs(1)).await;
     Ok(())
+}
+
+/// The scenario's context (`MCP_CONFORMANCE_CONTEXT`), or null.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default()
 }
 
 /// The arguments to call `tool` with in `scenario`, or `None` when the
@@ -94,6 +128,13 @@ fn arguments_for(scenario: &str, tool: &Tool, tools: &[Tool]) -> Option<Value> {
         (auth, _) if auth.starts_with("auth/") => Some(json!({})),
         ("elicitation-sep1034-client-defaults", "test_client_elicitation_defaults")
         | ("sse-retry", "test_reconnection") => Some(json!({})),
+        // Every tool listed (the client has left out those whose
+        // `x-mcp-header` declarations are invalid), with its required
+        // arguments.
+        (
+            "http-invalid-tool-headers" | "sep-2322-client-request-state" | "http-standard-headers",
+            _,
+        ) => Some(required(tool)),
         // The schema as it came, untouched.
         ("json-schema-2020-12-preservation", "json_schema_echo") => tools
             .iter()
@@ -101,6 +142,27 @@ fn arguments_for(scenario: &str, tool: &Tool, tools: &[Tool]) -> Option<Value> {
             .map(|t| json!({"schema": t.input_schema})),
         _ => None,
     }
+}
+
+/// Arguments for `tool`'s required properties: a placeholder of each's
+/// type.
+fn required(tool: &Tool) -> Value {
+    let schema = &tool.input_schema;
+    let names = schema["required"].as_array().into_iter().flatten();
+    let arguments: Map<String, Value> = names
+        .filter_map(Value::as_str)
+        .map(|name| {
+            let value = match schema["properties"][name]["type"].as_str() {
+                Some("integer" | "number") => json!(1),
+                Some("boolean") => json!(true),
+                Some("object") => json!({}),
+                Some("array") => json!([]),
+                _ => json!("placeholder"),
+            };
+            (name.to_owned(), value)
+        })
+        .collect();
+    Value::Object(arguments)
 }
 
 /// The suite's client metadata document URL (it never fetches it).
@@ -112,10 +174,7 @@ fn oauth() -> OAuthClient {
     let oauth = OAuthClient::headless("http://localhost:3000/callback")
         .client_name("jsonrpc-mcp-conformance-client")
         .client_metadata_document(CLIENT_METADATA);
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
+    let context = context();
     match context["client_id"].as_str() {
         Some(id) => {
             let secret = context["client_secret"].as_str().map(str::to_owned);

@@ -15,7 +15,8 @@
 //!   (each asks the client), `test_elicitation_sep1034_defaults` and
 //!   `test_elicitation_sep1330_enums` (forms with defaults and enums),
 //!   `json_schema_2020_12_tool` (a hand-written 2020-12 schema, listed as
-//!   written).
+//!   written), `test_mirrored_headers {region, query}` (`region` mirrored
+//!   into `Mcp-Param-Region`, checked against the body).
 //! - Resources: `test://static-text`, `test://static-binary`,
 //!   `test://watched-resource` (subscribable), the template
 //!   `test://template/{id}/data`.
@@ -174,6 +175,25 @@ fn tools(server: McpServer) -> McpServer {
                 .input_schema(schema_2020_12()),
             |_: Value, _: ToolContext| async { Ok::<_, ToolError>("schema accepted") },
         )
+        .tool(
+            "test_mirrored_headers",
+            "Runs a query in a region; the region travels in the Mcp-Param-Region header too.",
+            |args: RoutedArgs, _: ToolContext| async move {
+                Ok::<_, ToolError>(format!("ran {:?} in {}", args.query, args.region))
+            },
+        )
+}
+
+/// `test_mirrored_headers`: an argument a gateway may route on, which
+/// clients mirror into `Mcp-Param-Region` over Streamable HTTP (and the
+/// server checks against the body).
+#[derive(Deserialize, JsonSchema)]
+struct RoutedArgs {
+    /// Where the query runs.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+    /// The query.
+    query: String,
 }
 
 /// `test_tool_with_progress`: 0, 50 and 100 of 100, 50 ms apart.

@@ -54,6 +54,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use jsonrpc_runtime::transport::ParamHeaders;
 use jsonrpc_runtime::{CallError, CloseReason, Config, ErrorCode, ErrorObject, Peer, Transport};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -210,14 +211,31 @@ impl McpClient {
 
     /// Every tool, following `nextCursor` (at most [`MAX_PAGES`] pages).
     ///
+    /// On the stateless revision, a tool whose `x-mcp-header`
+    /// declarations break the rules (see
+    /// [`ParamHeaders`](jsonrpc_runtime::transport::ParamHeaders)) is left
+    /// out, with a warning that says why: its calls could not carry their
+    /// `Mcp-Param-*` headers over Streamable HTTP.
+    ///
     /// # Errors
     ///
     /// [`ClientError::Call`] when a page's request fails.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.pages("tools/list", |page: ListToolsResult| {
-            (page.tools, page.next_cursor)
-        })
-        .await
+        let mut tools = self
+            .pages("tools/list", |page: ListToolsResult| {
+                (page.tools, page.next_cursor)
+            })
+            .await?;
+        if self.is_stateless() {
+            tools.retain(|tool| match ParamHeaders::from_schema(&tool.input_schema) {
+                Ok(_) => true,
+                Err(why) => {
+                    tracing::warn!(tool = %tool.name, %why, "left out a tool whose x-mcp-header declarations are invalid");
+                    false
+                }
+            });
+        }
+        Ok(tools)
     }
 
     /// Calls the tool `name` with `arguments`. A tool that failed is a
@@ -229,6 +247,13 @@ impl McpClient {
     /// [`ClientError::Call`] for an error answer (an unknown tool is
     /// -32602); on the stateless revision, the errors of the rounds (see
     /// [`request`](Self::request)).
+    ///
+    /// Over Streamable HTTP the transport mirrors the arguments the tool
+    /// declares with `x-mcp-header` into `Mcp-Param-*` headers, as the
+    /// tools' last listing said. A server that refuses the headers
+    /// ([`HEADER_MISMATCH`](crate::HEADER_MISMATCH), -32020: the tool's
+    /// declarations changed, or it was never listed) ran nothing: the
+    /// client lists the tools again and sends the call once more.
     pub async fn call_tool(
         &self,
         name: &str,
@@ -236,8 +261,17 @@ impl McpClient {
     ) -> Result<CallToolResult, ClientError> {
         let arguments = serde_json::to_value(arguments)
             .map_err(|e| ClientError::Call(CallError::InvalidParams(e)))?;
-        self.request("tools/call", json!({"name": name, "arguments": arguments}))
-            .await
+        let params = json!({"name": name, "arguments": arguments});
+        match self.request("tools/call", params.clone()).await {
+            Err(ClientError::Call(CallError::Rpc(e)))
+                if self.is_stateless() && e.code.0 == crate::HEADER_MISMATCH =>
+            {
+                tracing::debug!(tool = name, reason = %e.message, "headers refused; listing the tools again");
+                self.list_tools().await?;
+                self.request("tools/call", params).await
+            }
+            answered => answered,
+        }
     }
 
     /// Every resource, following `nextCursor`.

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
+use jsonrpc_runtime::transport::ParamHeaders;
 use jsonrpc_runtime::{Context, ErrorObject, Router};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -43,7 +44,7 @@ pub(crate) use self::stateless::{
     missing_capability, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION,
 };
 pub use self::stateless::{
-    MISSING_CLIENT_CAPABILITY, STATELESS_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
+    HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, STATELESS_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 /// How many items one page of a list (`tools/list`, `resources/list`,
@@ -58,6 +59,8 @@ type RunTool =
 struct Entry {
     tool: Tool,
     run: Arc<RunTool>,
+    /// The arguments its schema declares with `x-mcp-header`.
+    params: ParamHeaders,
 }
 
 /// What [`McpServer::on_initialize`] runs.
@@ -263,9 +266,18 @@ impl McpServer {
     /// structured result with an `outputSchema`); its [`ToolError`] an
     /// `isError` result the model reads.
     ///
+    /// A property of the arguments marked `x-mcp-header: "Name"` (with
+    /// schemars, `#[schemars(extend("x-mcp-header" = "Region"))]` on the
+    /// field) is mirrored by clients into an `Mcp-Param-Name` header over
+    /// Streamable HTTP; the server refuses a stateless call whose headers
+    /// disagree with its arguments ([`HEADER_MISMATCH`], `400`), before the
+    /// handler runs.
+    ///
     /// # Panics
     ///
-    /// When a tool named `name` is already there.
+    /// When a tool named `name` is already there, or when the input
+    /// schema's `x-mcp-header` declarations break the rules (see
+    /// [`ParamHeaders::from_schema`]).
     #[must_use]
     #[track_caller]
     pub fn tool<A, R, F, Fut>(self, name: &str, description: &str, handler: F) -> Self
@@ -282,7 +294,8 @@ impl McpServer {
     ///
     /// # Panics
     ///
-    /// When a tool of that name is already there.
+    /// When a tool of that name is already there, or its input schema's
+    /// `x-mcp-header` declarations break the rules.
     #[must_use]
     #[track_caller]
     pub fn tool_with<A, R, F, Fut>(mut self, info: ToolInfo, handler: F) -> Self
@@ -298,6 +311,8 @@ impl McpServer {
             .unwrap_or_else(|| object_schema(generator.root_schema_for::<A>().to_value()));
         let output_schema = R::output_schema(&mut generator);
         let name = info.name.clone();
+        let params = ParamHeaders::from_schema(&input_schema)
+            .unwrap_or_else(|why| panic!("the input schema of the tool `{name}`: {why}"));
         let tool = Tool {
             name: info.name,
             title: info.title,
@@ -323,9 +338,11 @@ impl McpServer {
                 }
             })
         });
-        Arc::make_mut(&mut self.catalog)
-            .tools
-            .push(name, Entry { tool, run }, "a tool named");
+        Arc::make_mut(&mut self.catalog).tools.push(
+            name,
+            Entry { tool, run, params },
+            "a tool named",
+        );
         self
     }
 

@@ -18,7 +18,7 @@ use super::hub::{Subscriptions, MAX_SUBSCRIPTIONS};
 use super::mrtr::InputRequired;
 use super::mrtr::Inputs;
 use super::results::ToolOutcome;
-use super::stateless::{Complete, Envelope, Shape, Stateless, STATELESS_VERSIONS};
+use super::stateless::{Complete, Envelope, Shape, Stateless, HEADER_MISMATCH, STATELESS_VERSIONS};
 use super::Catalog;
 use crate::completion::{CompleteParams, CompleteResult, Completion, Reference};
 use crate::prompts::{GetPromptParams, GetPromptResult, ListPromptsResult};
@@ -568,6 +568,13 @@ impl Session {
                 params.name
             )));
         };
+        if cx.is_stateless() && !entry.params.is_empty() && cx.ctx.caller().uri().is_some() {
+            let arguments = params.arguments.as_deref().map_or("{}", RawValue::get);
+            let arguments = serde_json::from_str(arguments).unwrap_or(Value::Null);
+            if let Err(mismatch) = entry.params.check(&arguments, cx.ctx.caller().headers()) {
+                return Err(ErrorObject::new(HEADER_MISMATCH, mismatch.to_string()));
+            }
+        }
         (entry.run)(params.arguments, cx).await
     }
 }

@@ -20,6 +20,11 @@ pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 /// The `_meta` key of who the client is.
 pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
+/// A request's headers disagree with its body (over Streamable HTTP): a
+/// `tools/call` whose `Mcp-Param-*` headers do not say what the arguments
+/// its tool declares with `x-mcp-header` say (the transport itself checks
+/// `Mcp-Method` and `Mcp-Name`).
+pub const HEADER_MISMATCH: i64 = -32020;
 /// A required client capability was not declared.
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// The revision asked for is not one this server speaks.

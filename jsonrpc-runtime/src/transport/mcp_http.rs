@@ -41,7 +41,7 @@ mod streams;
 use self::oauth::Auth;
 use self::post::{Failed, Opening};
 pub use self::oauth::{OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
-use self::stateless::Stateless;
+use self::stateless::{Listing, Stateless, ToolHeaders};
 
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -191,6 +191,7 @@ fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> T
         initializing,
         opening,
         in_flight: Mutex::new(HashMap::new()),
+        tools: ToolHeaders::default(),
         answers: answers_tx,
         server: server_tx,
         get_started: AtomicBool::new(false),
@@ -232,6 +233,8 @@ struct McpClient {
     /// This side's requests whose `POST` is under way, and whether each
     /// was cancelled since (then it is owed no answer).
     in_flight: Mutex<HashMap<Id, bool>>,
+    /// What the listed tools mirror into `Mcp-Param-*` headers.
+    tools: ToolHeaders,
     answers: mpsc::UnboundedSender<Result<Frame, TransportError>>,
     server: mpsc::Sender<Bytes>,
     get_started: AtomicBool,
@@ -262,7 +265,7 @@ struct Outgoing {
 }
 
 impl Outgoing {
-    fn read(message: &[u8], cancellation: &CancellationPolicy) -> Outgoing {
+    fn read(message: &[u8], cancellation: &CancellationPolicy, tools: &ToolHeaders) -> Outgoing {
         let mut out = Outgoing::default();
         let Ok(text) = std::str::from_utf8(message) else {
             return out;
@@ -276,7 +279,7 @@ impl Outgoing {
                     out.initialize = Some(id.clone());
                 }
                 if single {
-                    out.stateless = Stateless::read(&method, params.map(RawJson::get));
+                    out.stateless = Stateless::read(&id, &method, params.map(RawJson::get), tools);
                 }
                 out.requests.push(id);
             }
@@ -297,6 +300,23 @@ impl Outgoing {
         }
         out
     }
+
+    /// The answers among this message's that the transport reads too.
+    fn watch(&self) -> Watch<'_> {
+        Watch {
+            initialize: self.initialize.as_ref(),
+            listing: self.stateless.as_ref().and_then(|s| s.listing.as_ref()),
+        }
+    }
+}
+
+/// Answers the transport reads on their way to the peer: the one to
+/// `initialize` (the session's revision), and the one to a stateless
+/// `tools/list` (what the tools mirror into headers).
+#[derive(Clone, Copy, Default)]
+struct Watch<'a> {
+    initialize: Option<&'a Id>,
+    listing: Option<&'a Listing>,
 }
 
 /// How opening a `GET` stream went.
@@ -369,10 +389,13 @@ impl McpClient {
 
     /// Hands one message of a stream or body to the peer; returns the ids
     /// it answers.
-    async fn deliver(&self, message: Bytes, target: Target, initialize: Option<&Id>) -> Vec<Id> {
+    async fn deliver(&self, message: Bytes, target: Target, watch: Watch<'_>) -> Vec<Id> {
         let answered = response_ids(&message);
-        if let Some(id) = initialize.filter(|id| answered.contains(id)) {
+        if let Some(id) = watch.initialize.filter(|id| answered.contains(id)) {
             self.negotiated(&message, id);
+        }
+        if let Some(listing) = watch.listing {
+            self.tools.learn(&message, listing);
         }
         match target {
             Target::Answers => {
@@ -483,7 +506,7 @@ impl Sink<Bytes> for McpSink {
     fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> Result<(), Self::Error> {
         let permit = self.permit.take();
         let client = self.client.clone();
-        let outgoing = Outgoing::read(&message, &client.cancellation);
+        let outgoing = Outgoing::read(&message, &client.cancellation, &client.tools);
         {
             let mut in_flight = client.in_flight();
             for id in &outgoing.cancels {

@@ -60,6 +60,10 @@ cfg_feature! { "mcp-http",
     pub(crate) mod sse;
     pub use self::mcp_http::{McpHttpConnector, OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
 }
+cfg_feature! { "mcp-params",
+    mod param_headers;
+    pub use self::param_headers::{InvalidParamHeader, ParamHeaderMismatch, ParamHeaders};
+}
 cfg_feature! { "tls",
     mod tls;
     pub use self::tls::{TlsAcceptor, TlsConnection};

@@ -137,12 +137,12 @@ impl McpClient {
             }
             return Ok((Vec::new(), None));
         }
-        let initialize = outgoing.initialize.as_ref();
+        let watch = outgoing.watch();
         match media_type(response.headers()).as_deref() {
             Some("text/event-stream") => {
                 let pending = outgoing.requests.clone();
                 Ok(self
-                    .read_post_stream(response.into_body(), pending, initialize)
+                    .read_post_stream(response.into_body(), pending, watch)
                     .await)
             }
             _ => {
@@ -154,7 +154,7 @@ impl McpClient {
                     let message = format!("the answer from {} is not JSON-RPC", self.uri);
                     return Err(Failed::new(Some(status.as_u16()), excerpt(&body), message));
                 }
-                Ok((self.deliver(body, Target::Answers, initialize).await, None))
+                Ok((self.deliver(body, Target::Answers, watch).await, None))
             }
         }
     }

@@ -11,7 +11,7 @@ impl McpClient {
         self: &Arc<Self>,
         mut body: Incoming,
         mut pending: Vec<Id>,
-        initialize: Option<&Id>,
+        watch: Watch<'_>,
     ) -> (Vec<Id>, Option<Failed>) {
         let mut answered = Vec::new();
         let mut last_id: Option<String> = None;
@@ -22,7 +22,7 @@ impl McpClient {
                 .pump(
                     body,
                     Target::Answers,
-                    initialize,
+                    watch,
                     &mut last_id,
                     &mut retry,
                     |ids| {
@@ -84,7 +84,7 @@ impl McpClient {
         &self,
         mut body: Incoming,
         target: Target,
-        initialize: Option<&Id>,
+        watch: Watch<'_>,
         last_id: &mut Option<String>,
         retry: &mut Option<u64>,
         mut answered: impl FnMut(Vec<Id>),
@@ -101,7 +101,7 @@ impl McpClient {
                     *last_id = Some(id.to_owned());
                 }
                 if event.is_message() {
-                    answered(self.deliver(event.data, target, initialize).await);
+                    answered(self.deliver(event.data, target, watch).await);
                 }
             }
             if let Some(id) = decoder.last_id() {
@@ -200,7 +200,7 @@ impl McpClient {
                 Ok(Opened::Stream(body)) => {
                     let mut delivered = false;
                     let broken = self
-                        .pump(body, Target::Server, None, &mut last_id, &mut retry, |_| {
+                        .pump(body, Target::Server, Watch::default(), &mut last_id, &mut retry, |_| {
                             delivered = true;
                         })
                         .await;
