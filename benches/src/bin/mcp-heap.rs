@@ -1,7 +1,8 @@
 //! Heap per idle MCP session, exact: ours and rmcp's Streamable HTTP
 //! servers in this process, behind a counting allocator, each given 500
 //! sessions (initialize, one call, then left); prints the live heap they
-//! add per session. Run it with `cargo run --release --bin mcp-heap`.
+//! add per session. Run it with `cargo run --release --bin mcp-heap`
+//! (`-- ours` or `-- rmcp` for one side).
 
 use std::time::Duration;
 
@@ -18,7 +19,12 @@ const SESSIONS: usize = 500;
 fn main() {
     let runtime = jsonrpc_benches::two_worker_runtime();
     runtime.block_on(async {
+        // `mcp-heap ours` or `mcp-heap rmcp`: one side only (to profile it).
+        let only = std::env::args().nth(1);
         for side in ["ours", "rmcp"] {
+            if only.as_deref().is_some_and(|only| only != side) {
+                continue;
+            }
             let (addr, server) = match side {
                 "ours" => {
                     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.expect("bind");
