@@ -213,7 +213,7 @@ impl McpClient {
     ///
     /// On the stateless revision, a tool whose `x-mcp-header`
     /// declarations break the rules (see
-    /// [`ParamHeaders`](jsonrpc_runtime::transport::ParamHeaders)) is left
+    /// [`ParamHeaders`]) is left
     /// out, with a warning that says why: its calls could not carry their
     /// `Mcp-Param-*` headers over Streamable HTTP.
     ///
