@@ -194,7 +194,13 @@ fn string_value(
     example: &str,
 ) -> syn::Result<Option<Spanned<String>>> {
     let expr: syn::Expr = meta.value()?.parse()?;
-    match &expr {
+    // A string passed through a `macro_rules!` fragment (`$name:literal`)
+    // arrives in an invisible group.
+    let mut inner = &expr;
+    while let syn::Expr::Group(group) = inner {
+        inner = &group.expr;
+    }
+    match inner {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
