@@ -67,8 +67,9 @@ function start(command, args = []) {
     capabilities: { workspace: { configuration: true }, window: { workDoneProgress: true } },
   });
   assert.equal(init.capabilities.hoverProvider, true);
-  assert.equal(init.capabilities.textDocumentSync.change, 1);
-  check('initialize: hoverProvider, full textDocumentSync');
+  assert.equal(init.capabilities.textDocumentSync.change, 2);
+  assert.equal(init.capabilities.positionEncoding, 'utf-16');
+  check('initialize: hoverProvider, incremental textDocumentSync, positionEncoding utf-16');
 
   await connection.sendNotification('initialized', {});
   while (logs.length === 0) await new Promise((r) => setTimeout(r, 10));
@@ -84,16 +85,18 @@ function start(command, args = []) {
   assert.equal(hover.contents.value, '3 words');
   check('didOpen + hover -> "3 words"');
 
+  // Incremental changes: "w " inserted at the start, 200 times.
+  const origin = { line: 0, character: 0 };
   for (let v = 2; v <= 201; v++) {
     await connection.sendNotification('textDocument/didChange', {
       textDocument: { uri, version: v },
-      contentChanges: [{ text: 'w '.repeat(v) }],
+      contentChanges: [{ range: { start: origin, end: origin }, text: 'w ' }],
     });
   }
   hover = await connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: 0, character: 0 } });
-  assert.equal(hover.contents.value, '201 words');
-  assert.equal(logs.filter((l) => l.type === 2).length, 0, 'no out-of-order warning');
-  check('200 didChange then hover -> "201 words", in order');
+  assert.equal(hover.contents.value, '203 words');
+  assert.equal(logs.filter((l) => l.type === 2).length, 0, 'no warning');
+  check('200 incremental didChange then hover -> "203 words", in order');
 
   // Progress on a token the server creates (no workDoneToken sent).
   const slow = await connection.sendRequest('example/slow', { ms: 100 });

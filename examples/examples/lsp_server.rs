@@ -1,38 +1,38 @@
 //! Run with: cargo run --example lsp_server
 //!
-//! A small but real Language Server Protocol server on stdin/stdout, on the
-//! [`Config::lsp`] preset (`Content-Length` framing, `$/cancelRequest`,
-//! `$/progress`, the `initialize` … `shutdown`/`exit` lifecycle). The
-//! protocol methods are one `#[rpc]` trait with small serde structs for the
-//! LSP types it needs (no LSP crate). It shows:
+//! A small but real language server on stdin/stdout, written on
+//! `jsonrpc_lsp`: the `LanguageServer` trait, the client handle, the
+//! document store. It shows:
 //!
-//! - `initialize` announcing `hoverProvider` and full text sync;
-//!   `initialized`, during which the server calls back into the client
-//!   (`workspace/configuration`) and reports the answer with
-//!   `window/logMessage`.
-//! - `textDocument/didOpen`, `didChange` (full sync) and `didClose`: the text
-//!   is stored per URI, applied strictly in order (notifications run one at
-//!   a time in arrival order; a version that goes backwards is reported).
+//! - `initialize` announcing hover and completion (the layer adds
+//!   incremental text sync and the position encoding); `initialized`, during
+//!   which the server asks the client `workspace/configuration` and reports
+//!   the answer with `window/logMessage`.
+//! - The documents kept by the layer from `didOpen` / `didChange` (edits in
+//!   the negotiated encoding) / `didClose`; on each change the server pushes
+//!   diagnostics: a warning on every `TODO`.
 //! - `textDocument/hover`: the document's word count, e.g. `3 words`.
-//! - `example/slow {ms}`: cancellable with `$/cancelRequest` (answered
-//!   -32800), reporting work-done progress (`begin`, `report`s, `end`) on the
-//!   request's `workDoneToken`, or, when there is none and the client
-//!   advertised `window.workDoneProgress`, on a token it first creates with
-//!   `window/workDoneProgress/create`.
+//! - `textDocument/completion`: the document's words that start with what
+//!   is typed before the cursor.
+//! - `example/slow {ms}`, a method of the server's own: cancellable with
+//!   `$/cancelRequest` (answered -32800), reporting work-done progress on
+//!   the request's `workDoneToken`, or on a token it creates with
+//!   `window/workDoneProgress/create` when the client supports that.
 //! - `shutdown`, then `exit`: the process exits 0 after `shutdown`, 1
-//!   without it (the preset's rule).
+//!   without it.
 //!
 //! Only JSON-RPC goes to stdout; logs go to stderr.
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use jsonrpc_runtime::{rpc, Config, Context, ErrorObject, Peer, Transport};
+use jsonrpc_lsp::documents::Document;
+use jsonrpc_lsp::types::*;
+use jsonrpc_lsp::{Client, Context, ErrorObject, LanguageServer, LspServer, Result, WorkDone};
+use jsonrpc_runtime::Router;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 #[path = "support/logging.rs"]
 mod logging;
@@ -41,536 +41,237 @@ mod logging;
 const MAX_SLOW_MS: u64 = 600_000;
 
 /// How many slices `example/slow` is cut into; one progress report each.
-const SLOW_STEPS: u64 = 10;
+const SLOW_STEPS: u32 = 10;
 
-/// `TextDocumentSyncKind.Full`.
-const SYNC_FULL: u8 = 1;
-
-/// `MessageType` of `window/logMessage`.
-const LOG_ERROR: u8 = 1;
-const LOG_WARNING: u8 = 2;
-const LOG_INFO: u8 = 3;
-
-// ---------------------------------------------------------------------------
-// The LSP types this server needs. Unknown fields are ignored everywhere.
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeParams {
-    #[serde(default)]
-    capabilities: ClientCapabilities,
-    #[serde(default)]
-    client_info: Option<ClientInfo>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct ClientInfo {
-    name: String,
-    #[serde(default)]
-    version: Option<String>,
-}
-
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ClientCapabilities {
-    #[serde(default)]
-    workspace: Option<WorkspaceClientCapabilities>,
-    #[serde(default)]
-    window: Option<WindowClientCapabilities>,
-}
-
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WorkspaceClientCapabilities {
-    #[serde(default)]
-    configuration: Option<bool>,
-}
-
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WindowClientCapabilities {
-    #[serde(default)]
-    work_done_progress: Option<bool>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeResult {
-    capabilities: ServerCapabilities,
-    server_info: ServerInfo,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ServerCapabilities {
-    hover_provider: bool,
-    text_document_sync: TextDocumentSyncOptions,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TextDocumentSyncOptions {
-    open_close: bool,
-    change: u8,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct ServerInfo {
-    name: String,
-    version: String,
-}
-
-/// Params with nothing this server reads (`initialized`'s `{}`).
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Ignored {}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DidOpenParams {
-    text_document: TextDocumentItem,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TextDocumentItem {
-    uri: String,
-    version: i32,
-    text: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DidChangeParams {
-    text_document: VersionedTextDocumentIdentifier,
-    content_changes: Vec<ContentChange>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct VersionedTextDocumentIdentifier {
-    uri: String,
-    version: i32,
-}
-
-/// One change; with full sync, the whole new text.
-#[derive(Debug, Serialize, Deserialize)]
-struct ContentChange {
-    text: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TextDocumentParams {
-    text_document: TextDocumentIdentifier,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct TextDocumentIdentifier {
-    uri: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Hover {
-    contents: MarkupContent,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct MarkupContent {
-    kind: String,
-    value: String,
-}
-
-/// `example/slow` params (the `workDoneToken` is read by the runtime).
-#[derive(Debug, Serialize, Deserialize)]
-struct SlowParams {
-    ms: u64,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SlowResult {
-    slept_ms: u64,
-}
-
-// ---------------------------------------------------------------------------
-// The protocol methods.
-
-/// The LSP methods this server serves; `$/cancelRequest`, `$/progress` and
-/// the lifecycle rules come from the preset.
-#[rpc]
-trait LanguageServer {
-    /// The handshake.
-    #[rpc(request = "initialize")]
-    async fn initialize(&self, #[rpc(params)] params: InitializeParams) -> InitializeResult;
-
-    /// The client is ready: the server may call it now.
-    #[rpc(notification = "initialized")]
-    async fn initialized(&self, ctx: Context, #[rpc(params)] params: Option<Ignored>);
-
-    /// A document was opened.
-    #[rpc(notification = "textDocument/didOpen")]
-    async fn did_open(&self, #[rpc(params)] params: DidOpenParams);
-
-    /// A document changed (full sync: each change is the whole text).
-    #[rpc(notification = "textDocument/didChange")]
-    async fn did_change(&self, ctx: Context, #[rpc(params)] params: DidChangeParams);
-
-    /// A document was closed.
-    #[rpc(notification = "textDocument/didClose")]
-    async fn did_close(&self, #[rpc(params)] params: TextDocumentParams);
-
-    /// The document's word count, or `null` for a document not open.
-    #[rpc(request = "textDocument/hover")]
-    async fn hover(&self, #[rpc(params)] params: TextDocumentParams) -> Option<Hover>;
-
-    /// Sleeps `ms`, reporting work-done progress; cancellable.
-    #[rpc(request = "example/slow")]
-    async fn slow(
-        &self,
-        ctx: Context,
-        #[rpc(params)] params: SlowParams,
-    ) -> Result<SlowResult, ErrorObject>;
-
-    /// Prepares to exit; later requests are refused by the preset.
-    #[rpc(request = "shutdown")]
-    async fn shutdown(&self);
-
-    /// Ends the connection (the preset sets the exit code).
-    #[rpc(notification = "exit")]
-    async fn exit(&self);
-}
-
-#[derive(Debug)]
-struct Document {
-    version: i32,
-    text: String,
-}
-
-#[derive(Default)]
 struct Server {
-    client: OnceLock<ClientCapabilities>,
-    documents: Mutex<HashMap<String, Document>>,
-    next_token: AtomicU64,
-}
-
-impl Server {
-    fn documents(&self) -> std::sync::MutexGuard<'_, HashMap<String, Document>> {
-        // A panicking handler cannot leave a half-written map: every update
-        // is a single insert or remove.
-        self.documents.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn client(&self) -> ClientCapabilities {
-        self.client.get().cloned().unwrap_or_default()
-    }
+    client: Client,
 }
 
 impl LanguageServer for Server {
-    async fn initialize(&self, params: InitializeParams) -> InitializeResult {
-        let client = params
-            .client_info
-            .map(|c| format!("{} {}", c.name, c.version.unwrap_or_default()))
-            .unwrap_or_else(|| "an unnamed client".to_owned());
-        eprintln!(
-            "lsp_server: initialize from {client}: {:?}",
-            params.capabilities
-        );
-        // The preset refuses a second `initialize`, so this is set once.
-        let _ = self.client.set(params.capabilities);
-        InitializeResult {
+    async fn initialize(&self, _: Context, _: InitializeParams) -> Result<InitializeResult> {
+        Ok(InitializeResult {
             capabilities: ServerCapabilities {
-                hover_provider: true,
-                text_document_sync: TextDocumentSyncOptions {
-                    open_close: true,
-                    change: SYNC_FULL,
-                },
+                hover_provider: Some(true.into()),
+                completion_provider: Some(CompletionOptions::default()),
+                ..ServerCapabilities::default()
             },
-            server_info: ServerInfo {
-                name: "jsonrpc-runtime-lsp-example".to_owned(),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-            },
-        }
+            server_info: Some(ServerInfo {
+                name: "lsp_server example".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+        })
     }
 
-    async fn initialized(&self, ctx: Context, _params: Option<Ignored>) {
+    async fn initialized(&self, _: Context, _: InitializedParams) {
         let asks = self
-            .client()
-            .workspace
+            .client
+            .capabilities()
+            .and_then(|c| c.workspace.as_ref())
             .and_then(|w| w.configuration)
             .unwrap_or(false);
         if !asks {
-            log(
-                &ctx,
-                LOG_INFO,
+            self.log(
+                MessageType::Info,
                 "the client does not offer workspace/configuration".into(),
             )
             .await;
             return;
         }
-        let items = json!({"items": [{"section": "example"}]});
-        match ctx
-            .peer()
-            .call::<Value>("workspace/configuration", items)
-            .await
-        {
-            Ok(answer) => log(&ctx, LOG_INFO, format!("configuration: {answer}")).await,
+        let item = ConfigurationItem {
+            scope_uri: None,
+            section: Some("example".into()),
+        };
+        match self.client.configuration(vec![item]).await {
+            Ok(answer) => {
+                self.log(
+                    MessageType::Info,
+                    format!("configuration: {}", json!(answer)),
+                )
+                .await;
+            }
             Err(e) => {
-                log(
-                    &ctx,
-                    LOG_ERROR,
+                self.log(
+                    MessageType::Error,
                     format!("workspace/configuration failed: {e}"),
                 )
-                .await
+                .await;
             }
         }
     }
 
-    async fn did_open(&self, params: DidOpenParams) {
-        let doc = params.text_document;
-        self.documents().insert(
-            doc.uri,
-            Document {
-                version: doc.version,
-                text: doc.text,
-            },
-        );
+    async fn did_open(&self, _: Context, params: DidOpenTextDocumentParams) {
+        self.diagnose(&params.text_document.uri).await;
     }
 
-    async fn did_change(&self, ctx: Context, params: DidChangeParams) {
-        let id = params.text_document;
-        // Full sync: the last change holds the whole new text.
-        let Some(change) = params.content_changes.into_iter().next_back() else {
+    async fn did_change(&self, _: Context, params: DidChangeTextDocumentParams) {
+        let uri = &params.text_document.text_document_identifier.uri;
+        if self.client.documents().get(uri).is_none() {
+            let message = format!("{uri}: changed before it was opened");
+            self.log(MessageType::Warning, message).await;
             return;
-        };
-        let previous = self.documents().insert(
-            id.uri.clone(),
-            Document {
-                version: id.version,
-                text: change.text,
-            },
-        );
-        match previous {
-            Some(old) if old.version >= id.version => {
-                log(
-                    &ctx,
-                    LOG_WARNING,
-                    format!(
-                        "{}: version {} arrived after version {}",
-                        id.uri, id.version, old.version
-                    ),
-                )
-                .await
-            }
-            Some(_) => {}
-            None => {
-                log(
-                    &ctx,
-                    LOG_WARNING,
-                    format!("{}: changed before it was opened", id.uri),
-                )
-                .await
-            }
         }
+        self.diagnose(uri).await;
     }
 
-    async fn did_close(&self, params: TextDocumentParams) {
-        self.documents().remove(&params.text_document.uri);
-    }
-
-    async fn hover(&self, params: TextDocumentParams) -> Option<Hover> {
-        let words = self
-            .documents()
-            .get(&params.text_document.uri)?
-            .text
-            .split_whitespace()
-            .count();
-        let value = match words {
+    async fn hover(&self, _: Context, params: HoverParams) -> Result<Option<Hover>> {
+        let at = params.text_document_position_params;
+        let Some(doc) = self.client.documents().get(&at.text_document.uri) else {
+            return Ok(None);
+        };
+        let value = match doc.text().split_whitespace().count() {
             1 => "1 word".to_owned(),
             n => format!("{n} words"),
         };
-        Some(Hover {
-            contents: MarkupContent {
-                kind: "plaintext".to_owned(),
+        Ok(Some(Hover {
+            contents: Contents::MarkupContent(MarkupContent {
+                kind: MarkupKind::PlainText,
                 value,
-            },
-        })
+            }),
+            range: None,
+        }))
     }
 
-    async fn slow(&self, ctx: Context, params: SlowParams) -> Result<SlowResult, ErrorObject> {
-        if params.ms > MAX_SLOW_MS {
-            return Err(ErrorObject::invalid_params(format!(
-                "`ms` must be at most {MAX_SLOW_MS}, got {}",
-                params.ms
-            )));
-        }
-        let may_create = self
-            .client()
-            .window
-            .and_then(|w| w.work_done_progress)
-            .unwrap_or(false);
-        let token = format!(
-            "example/slow#{}",
-            self.next_token.fetch_add(1, Ordering::Relaxed)
-        );
-        let progress = WorkDone::begin(&ctx, may_create, token, "Sleeping").await;
-        let started = Instant::now();
-        let total = Duration::from_millis(params.ms);
-        for step in 0..SLOW_STEPS {
-            if step > 0 {
-                progress.report(step * 100 / SLOW_STEPS).await;
-            }
-            let slice_end = total.mul_f64((step + 1) as f64 / SLOW_STEPS as f64);
-            // An elapsed deadline is skipped: tokio rounds it up to the
-            // next millisecond tick.
-            let deadline = started + slice_end;
-            if deadline > Instant::now() {
-                tokio::time::sleep_until(deadline.into()).await;
-            }
-        }
-        progress.end().await;
-        Ok(SlowResult {
-            slept_ms: params.ms,
-        })
+    async fn completion(
+        &self,
+        _: Context,
+        params: CompletionParams,
+    ) -> Result<Option<CompletionResponse>> {
+        let at = params.text_document_position_params;
+        let Some(doc) = self.client.documents().get(&at.text_document.uri) else {
+            return Ok(None);
+        };
+        let typed = prefix_before(&doc, at.position);
+        let words: BTreeSet<&str> = doc
+            .text()
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.len() > typed.len() && w.starts_with(typed))
+            .collect();
+        let items = words
+            .into_iter()
+            .map(|word| CompletionItem {
+                label: word.to_owned(),
+                kind: Some(CompletionItemKind::Text),
+                ..CompletionItem::default()
+            })
+            .collect::<Vec<_>>();
+        Ok(Some(items.into()))
     }
 
-    async fn shutdown(&self) {
+    async fn shutdown(&self, _: Context) -> Result<()> {
         eprintln!("lsp_server: shutdown");
-    }
-
-    async fn exit(&self) {
-        eprintln!("lsp_server: exit");
+        Ok(())
     }
 }
 
-/// Sends `window/logMessage` (and copies it to stderr).
-async fn log(ctx: &Context, kind: u8, message: String) {
-    eprintln!("lsp_server: {message}");
-    let params = json!({"type": kind, "message": message});
-    if let Err(e) = ctx.peer().notify("window/logMessage", params).await {
-        eprintln!("lsp_server: could not send window/logMessage: {e}");
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Work-done progress.
-
-/// Where work-done progress goes.
-enum Channel {
-    /// The client sent no token and cannot take one from us.
-    Nowhere,
-    /// The request's own `workDoneToken`: the runtime sends `$/progress`
-    /// and keeps every report before the answer.
-    Request(Context),
-    /// A token this server created with `window/workDoneProgress/create`.
-    Created { peer: Peer, token: String },
-}
-
-/// One work-done progress from `begin` to `end`. Dropped before
-/// [`end`](WorkDone::end) (the request was cancelled), it sends the `end`
-/// itself, so the client's progress UI never stays open.
-struct WorkDone {
-    channel: Channel,
-    ended: bool,
-}
-
-impl WorkDone {
-    /// Picks the channel (creating a token if it must) and sends `begin`.
-    async fn begin(ctx: &Context, may_create: bool, token: String, title: &str) -> WorkDone {
-        let channel = if ctx.progress_token().is_some() {
-            Channel::Request(ctx.clone())
-        } else if may_create {
-            let create = ctx
-                .peer()
-                .call::<()>("window/workDoneProgress/create", json!({"token": token}))
-                .await;
-            match create {
-                Ok(()) => Channel::Created {
-                    peer: ctx.peer().clone(),
-                    token,
-                },
-                Err(e) => {
-                    // The spec: a token the client refused must not be used.
-                    eprintln!("lsp_server: window/workDoneProgress/create failed: {e}");
-                    Channel::Nowhere
-                }
-            }
-        } else {
-            Channel::Nowhere
-        };
-        let progress = WorkDone {
-            channel,
-            ended: false,
-        };
-        progress
-            .send(json!({"kind": "begin", "title": title, "cancellable": true, "percentage": 0}))
-            .await;
-        progress
-    }
-
-    async fn report(&self, percentage: u64) {
-        self.send(json!({"kind": "report", "percentage": percentage}))
-            .await;
-    }
-
-    async fn end(mut self) {
-        self.ended = true;
-        self.send(json!({"kind": "end", "message": "done"})).await;
-    }
-
-    async fn send(&self, value: Value) {
-        let sent = match &self.channel {
-            Channel::Nowhere => Ok(()),
-            Channel::Request(ctx) => ctx.progress(value),
-            Channel::Created { peer, token } => {
-                peer.notify("$/progress", json!({"token": token, "value": value}))
-                    .await
-            }
-        };
-        if let Err(e) = sent {
-            eprintln!("lsp_server: could not report progress: {e}");
+impl Server {
+    /// Sends `window/logMessage` (and copies it to stderr).
+    async fn log(&self, typ: MessageType, message: String) {
+        eprintln!("lsp_server: {message}");
+        if let Err(e) = self.client.log_message(typ, message).await {
+            eprintln!("lsp_server: could not send window/logMessage: {e}");
         }
     }
-}
 
-impl Drop for WorkDone {
-    fn drop(&mut self) {
-        if self.ended {
+    /// Publishes a warning on every `TODO` of the document.
+    async fn diagnose(&self, uri: &Uri) {
+        let Some(doc) = self.client.documents().get(uri) else {
             return;
-        }
-        eprintln!("lsp_server: example/slow stopped before it finished");
-        let end = json!({"kind": "end", "message": "cancelled"});
-        match &self.channel {
-            Channel::Nowhere => {}
-            Channel::Request(ctx) => {
-                let _ = ctx.progress(end);
-            }
-            // Drop cannot wait for room in the outbound budget: a task does.
-            Channel::Created { peer, token } => {
-                let (peer, params) = (peer.clone(), json!({"token": token, "value": end}));
-                tokio::spawn(async move { peer.notify("$/progress", params).await });
-            }
+        };
+        let diagnostics = doc
+            .text()
+            .match_indices("TODO")
+            .map(|(at, todo)| Diagnostic {
+                range: Range {
+                    start: doc.position_at(at),
+                    end: doc.position_at(at + todo.len()),
+                },
+                severity: Some(DiagnosticSeverity::Warning),
+                source: Some("lsp_server".into()),
+                message: "a TODO is left".into(),
+                ..Diagnostic::default()
+            })
+            .collect();
+        let sent = self
+            .client
+            .publish_diagnostics(uri.clone(), diagnostics, Some(doc.version()))
+            .await;
+        if let Err(e) = sent {
+            eprintln!("lsp_server: could not publish diagnostics: {e}");
         }
     }
 }
 
-// ---------------------------------------------------------------------------
+/// The word characters right before `position` on its line.
+fn prefix_before(doc: &Document, position: Position) -> &str {
+    let end = doc.offset_at(position);
+    let line_start = doc.offset_at(Position {
+        line: position.line,
+        character: 0,
+    });
+    let line = &doc.text()[line_start..end];
+    let start = line
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| {
+            i + line[i..].chars().next().map_or(1, char::len_utf8)
+        });
+    &line[start..]
+}
+
+#[derive(Deserialize)]
+struct SlowParams {
+    ms: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SlowResult {
+    slept_ms: u64,
+}
+
+/// `example/slow`: sleeps `ms` in ten slices, reporting progress after each.
+async fn slow(client: Client, ctx: Context, params: SlowParams) -> Result<SlowResult> {
+    if params.ms > MAX_SLOW_MS {
+        return Err(ErrorObject::invalid_params(format!(
+            "`ms` must be at most {MAX_SLOW_MS}, got {}",
+            params.ms
+        )));
+    }
+    let progress = WorkDone::begin(&ctx, &client, "Sleeping").await;
+    let started = Instant::now();
+    let total = Duration::from_millis(params.ms);
+    for step in 0..SLOW_STEPS {
+        if step > 0 {
+            progress.report(None, Some(step * 100 / SLOW_STEPS)).await;
+        }
+        // An elapsed deadline is skipped: tokio rounds it up to the next
+        // millisecond tick.
+        let deadline = started + total.mul_f64(f64::from(step + 1) / f64::from(SLOW_STEPS));
+        if deadline > Instant::now() {
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    }
+    // Dropped before here (cancelled), `progress` sends its `end` itself.
+    progress.end(Some("done".into())).await;
+    Ok(SlowResult {
+        slept_ms: params.ms,
+    })
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     logging::init();
-    let config = Config::lsp();
-    let transport = match Transport::stdio(&config) {
-        Ok(transport) => transport,
+    let server = LspServer::new(|client| Server { client });
+    let client = server.client().clone();
+    let own = Router::new().request("example/slow", move |params: SlowParams, ctx: Context| {
+        slow(client.clone(), ctx, params)
+    });
+    let reason = match server.merge(own).serve_stdio().await {
+        Ok(reason) => reason,
         Err(e) => {
             eprintln!("lsp_server: cannot use stdin/stdout: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let router = Server::default().into_router();
-    let reason = Peer::builder()
-        .config(config)
-        .router(router)
-        .serve(transport)
-        .await;
     eprintln!("lsp_server: {reason}");
     // Every answer owed has been written. Exit here rather than return:
     // when stdin is a terminal, tokio reads it on a blocking thread that

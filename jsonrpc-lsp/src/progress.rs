@@ -42,6 +42,9 @@ use crate::types::{
 pub struct WorkDone {
     channel: Channel,
     ended: bool,
+    /// The request the progress is for, whose cancellation the `end` a
+    /// drop sends tells of.
+    request: Option<Context>,
 }
 
 #[derive(Debug)]
@@ -66,6 +69,7 @@ impl WorkDone {
             let progress = WorkDone {
                 channel: Channel::Request(ctx.clone()),
                 ended: false,
+                request: Some(ctx.clone()),
             };
             progress.send(begin(title)).await;
             return progress;
@@ -76,7 +80,7 @@ impl WorkDone {
             .and_then(|w| w.work_done_progress)
             .unwrap_or(false);
         if may_create {
-            match WorkDone::create(client, title).await {
+            match WorkDone::create_for(client, title, Some(ctx)).await {
                 Ok(progress) => return progress,
                 Err(e) => tracing::debug!("window/workDoneProgress/create failed: {e}"),
             }
@@ -84,6 +88,7 @@ impl WorkDone {
         WorkDone {
             channel: Channel::Nowhere,
             ended: false,
+            request: None,
         }
     }
 
@@ -95,6 +100,14 @@ impl WorkDone {
     /// Why the client did not create the token (a token it refused must
     /// not be used).
     pub async fn create(client: &Client, title: impl Into<String>) -> ClientResult<WorkDone> {
+        WorkDone::create_for(client, title.into(), None).await
+    }
+
+    async fn create_for(
+        client: &Client,
+        title: String,
+        request: Option<&Context>,
+    ) -> ClientResult<WorkDone> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let token = ProgressToken::String(format!("jsonrpc-lsp/{n}"));
@@ -108,8 +121,9 @@ impl WorkDone {
                 token,
             },
             ended: false,
+            request: request.cloned(),
         };
-        progress.send(begin(title.into())).await;
+        progress.send(begin(title)).await;
         Ok(progress)
     }
 
@@ -183,7 +197,14 @@ impl Drop for WorkDone {
         if self.ended {
             return;
         }
-        let end = WorkDoneProgressEnd { message: None };
+        // Most often the request was cancelled and its handler dropped.
+        let cancelled = self
+            .request
+            .as_ref()
+            .is_some_and(|ctx| ctx.cancellation().is_cancelled());
+        let end = WorkDoneProgressEnd {
+            message: cancelled.then(|| "cancelled".to_owned()),
+        };
         match &self.channel {
             Channel::Nowhere => {}
             Channel::Request(ctx) => {
