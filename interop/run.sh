@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs every interop check against the example servers: the official MCP
 # TypeScript and Python SDKs (over stdio and Streamable HTTP),
-# vscode-jsonrpc, jsonrpsee's HTTP client, and the official OpenRPC
-# meta-schema. Needs Node.js 18+, npm and Python 3.10+ with venv; installs
-# the client libraries from npm and PyPI into a scratch directory (default
-# /tmp/jsonrpc-interop, or $INTEROP_DIR), and builds the jsonrpsee check
-# (interop/jsonrpsee-client, a workspace of its own) into the same target
-# directory as the examples. Not part of `cargo test`. Exits non-zero at the
-# first failed check.
+# vscode-jsonrpc, three LSP clients against lsp_server (pygls's
+# LanguageClient, vscode-languageclient headless, Neovim's built-in client),
+# jsonrpsee's HTTP client, and the official OpenRPC meta-schema. Needs
+# Node.js 18+, npm and Python 3.10+ with venv; installs the client libraries
+# from npm and PyPI into a scratch directory (default /tmp/jsonrpc-interop,
+# or $INTEROP_DIR), Neovim with apt-get when `nvim` is missing (the Neovim
+# check is skipped, saying so, only when that fails), and builds the
+# jsonrpsee check (interop/jsonrpsee-client, a workspace of its own) into the
+# same target directory as the examples. Not part of `cargo test`. Exits
+# non-zero at the first failed check.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${INTEROP_DIR:-/tmp/jsonrpc-interop}
@@ -20,9 +23,9 @@ bin=$target/debug/examples
 jsonrpsee_manifest=$repo/interop/jsonrpsee-client/Cargo.toml
 cargo build --quiet --manifest-path "$jsonrpsee_manifest" --target-dir "$target"
 mkdir -p "$work"
-cp "$repo"/interop/*.mjs "$repo"/interop/*.py "$work"
+cp "$repo"/interop/*.mjs "$repo"/interop/*.cjs "$repo"/interop/*.py "$work"
 cd "$work"
-packages="@modelcontextprotocol/sdk vscode-jsonrpc @open-rpc/schema-utils-js @open-rpc/meta-schema ajv ajv-formats"
+packages="@modelcontextprotocol/sdk vscode-jsonrpc vscode-languageclient @open-rpc/schema-utils-js @open-rpc/meta-schema ajv ajv-formats"
 missing=()
 for package in $packages; do
     [ -d "node_modules/$package" ] || missing+=("$package")
@@ -31,17 +34,30 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ -f package.json ] || npm init -y >/dev/null
     npm install --silent "${missing[@]}"
 fi
-if [ ! -x py/bin/python ] || ! py/bin/python -c 'import mcp' 2>/dev/null; then
+if [ ! -x py/bin/python ] || ! py/bin/python -c 'import mcp, pygls' 2>/dev/null; then
     python3 -m venv py
-    py/bin/pip install --quiet mcp
+    py/bin/pip install --quiet mcp pygls
 fi
+pyversion() { py/bin/python -c "import importlib.metadata as m; print(m.version('$1'))"; }
 version() { node -p "JSON.parse(require('fs').readFileSync('node_modules/$1/package.json')).version"; }
 echo "== MCP TypeScript SDK $(version @modelcontextprotocol/sdk)"
 node mcp_client.mjs "$bin/mcp_server"
 echo "== vscode-jsonrpc $(version vscode-jsonrpc)"
 node lsp_client.mjs "$bin/lsp_server" "$bin/spec_server"
-echo "== MCP Python SDK $(py/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))')"
+echo "== MCP Python SDK $(pyversion mcp)"
 py/bin/python mcp_client.py "$bin/mcp_server"
+echo "== pygls $(pyversion pygls) (lsprotocol $(pyversion lsprotocol))"
+py/bin/python lsp_pygls.py "$bin/lsp_server"
+echo "== vscode-languageclient $(version vscode-languageclient) (vscode-languageserver-protocol $(version vscode-languageserver-protocol), vscode-jsonrpc $(version vscode-jsonrpc)), headless"
+node lsp_languageclient.mjs "$bin/lsp_server"
+# Prints its own header; exits 77 when Neovim cannot be installed.
+neovim=0
+bash "$repo/interop/neovim.sh" "$bin/lsp_server" || neovim=$?
+if [ "$neovim" -eq 77 ]; then
+    echo "== Neovim: SKIPPED (nvim is missing and apt-get could not install it)"
+elif [ "$neovim" -ne 0 ]; then
+    exit "$neovim"
+fi
 echo "== jsonrpsee-http-client $(awk '/^name = "jsonrpsee-http-client"/ { getline; gsub(/"/, "", $3); print $3 }' "$repo/interop/jsonrpsee-client/Cargo.lock")"
 "$target/debug/jsonrpsee-client-interop" "$bin/spec_server"
 echo "== OpenRPC meta-schema: @open-rpc/schema-utils-js $(version @open-rpc/schema-utils-js) (spec-types $(version @open-rpc/spec-types)), @open-rpc/meta-schema $(version @open-rpc/meta-schema), ajv $(version ajv), ajv-formats $(version ajv-formats)"
