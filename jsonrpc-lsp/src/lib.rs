@@ -13,7 +13,7 @@
 //! |---|---|
 //! | ordering | notifications run one at a time in arrival order; a request starts after the notifications before it; requests run concurrently, and a handler's calls back to the client never deadlock, whatever the cap on requests in flight |
 //! | cancellation | `$/cancelRequest` drops the request's handler wherever it waits and answers -32800; [`documents::content_modified`] is -32801 for a result computed on stale text |
-//! | progress | a request's `workDoneToken` and `partialResultToken` through its [`Context`] (`ctx.progress(..)`, `ctx.partial_result(..)`), or [`WorkDone`] on a token the server creates |
+//! | progress | a request's `workDoneToken` and `partialResultToken` through its [`Context`] (`ctx.progress(..)`, `ctx.partial_result(..)`), or [`WorkDone`] on a token the server creates; once a request has sent partial results, what its handler still returns goes out as one more and the answer is empty, as LSP wants |
 //! | lifecycle | requests before `initialize` -32002, `initialize` once, requests after `shutdown` -32600, `exit` closes with code 0 after `shutdown` and 1 otherwise; the client's `processId` watched |
 //!
 //! # Examples
@@ -66,11 +66,12 @@
 mod methods;
 mod client;
 pub mod documents;
+mod partial;
 mod progress;
 mod server;
 
 pub use client::{Client, ClientError, ClientResult};
-pub use jsonrpc_runtime::{Context, ErrorObject};
+pub use jsonrpc_runtime::{rpc, Context, ErrorObject};
 pub use methods::{LanguageServer, LanguageServerClient};
 pub use progress::WorkDone;
 pub use server::LspServer;

@@ -225,6 +225,19 @@ macro_rules! define_trait {
         /// run; requests run concurrently. So a request sees every change to
         /// the documents that arrived before it.
         ///
+        /// `initialize` defaults to an empty result and `shutdown` to
+        /// `Ok(())`. With [`#[rpc]`](crate::rpc) on the impl
+        /// (`#[rpc] impl LanguageServer for Backend`), the layer knows which
+        /// methods the server wrote and announces their providers in the
+        /// `initialize` answer, where the server left them unset and their
+        /// plainest options do (`hoverProvider: true`, a
+        /// `completionProvider` with `resolveProvider` when
+        /// `completion_resolve` is written, `renameProvider` with
+        /// `prepareProvider`, the save notifications in
+        /// `textDocumentSync`, ...); semantic tokens, on-type formatting,
+        /// `executeCommand` and file operations need options only the server
+        /// knows, and stay its to announce.
+        ///
         /// `LanguageServerClient`, generated with the trait, calls a
         /// language server: one typed method per request and notification.
         ///

@@ -57,6 +57,22 @@ impl LanguageServer for Backend {
         }))
     }
 
+    /// Three locations: two as partial results (when the caller asked for
+    /// them), the third in the answer.
+    async fn references(&self, ctx: Context, _: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let location = |line| Location {
+            uri: Uri::from("file:///test.txt"),
+            range: Range {
+                start: Position { line, character: 0 },
+                end: Position { line, character: 1 },
+            },
+        };
+        for line in 0..2 {
+            ctx.partial_result(vec![location(line)]).unwrap();
+        }
+        Ok(Some(vec![location(2)]))
+    }
+
     async fn execute_command(
         &self,
         ctx: Context,
@@ -358,4 +374,115 @@ async fn exit_after_shutdown_closes_with_code_0() {
         matches!(reason, CloseReason::Exit { code: 0 }),
         "{reason:?}"
     );
+}
+
+/// A server whose impl is `#[rpc]`: the layer knows what it wrote.
+struct Derived;
+
+#[jsonrpc_lsp::rpc]
+impl LanguageServer for Derived {
+    async fn hover(&self, _: Context, _: HoverParams) -> Result<Option<Hover>> {
+        Ok(None)
+    }
+
+    async fn completion(
+        &self,
+        _: Context,
+        _: CompletionParams,
+    ) -> Result<Option<CompletionResponse>> {
+        Ok(None)
+    }
+
+    async fn completion_resolve(&self, _: Context, item: CompletionItem) -> Result<CompletionItem> {
+        Ok(item)
+    }
+
+    async fn rename(&self, _: Context, _: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        Ok(None)
+    }
+
+    async fn prepare_rename(
+        &self,
+        _: Context,
+        _: PrepareRenameParams,
+    ) -> Result<Option<PrepareRenameResult>> {
+        Ok(None)
+    }
+
+    async fn did_save(&self, _: Context, _: DidSaveTextDocumentParams) {}
+}
+
+async fn capabilities_of<S: LanguageServer>(server: LspServer<S>) -> Value {
+    let (a, b) = Transport::pair(16);
+    let (router, config) = server.into_parts();
+    let _server = Peer::builder().config(config).router(router).spawn(b);
+    let client = Peer::builder().config(Config::lsp_client()).spawn(a);
+    let answer: Value = client
+        .call("initialize", initialize_params(&[], "off"))
+        .await
+        .unwrap();
+    answer["capabilities"].clone()
+}
+
+#[tokio::test]
+async fn an_rpc_impl_announces_the_providers_of_what_it_wrote() {
+    let caps = capabilities_of(LspServer::new(|_| Derived)).await;
+    assert_eq!(caps["hoverProvider"], true, "{caps}");
+    assert_eq!(
+        caps["completionProvider"]["resolveProvider"], true,
+        "{caps}"
+    );
+    assert_eq!(caps["renameProvider"]["prepareProvider"], true, "{caps}");
+    assert_eq!(caps["textDocumentSync"]["save"], true, "{caps}");
+    assert!(caps.get("definitionProvider").is_none(), "{caps}");
+    assert!(caps["textDocumentSync"].get("willSave").is_none(), "{caps}");
+
+    // Without `#[rpc]` on the impl, only what `initialize` says.
+    let caps = capabilities_of(LspServer::new(|client| Backend { client })).await;
+    assert_eq!(caps["hoverProvider"], true, "{caps}");
+    assert!(caps.get("completionProvider").is_none(), "{caps}");
+    assert!(caps.get("renameProvider").is_none(), "{caps}");
+}
+
+#[tokio::test]
+async fn after_partial_results_the_answer_is_empty_and_nothing_is_lost() {
+    let (client, _server, _seen) = connect();
+    initialize(&client, &[]).await;
+    let params = json!({
+        "textDocument": {"uri": "file:///test.txt"},
+        "position": {"line": 0, "character": 0},
+        "context": {"includeDeclaration": true},
+    });
+    let mut call = client
+        .peer()
+        .call_partial_results::<Value, jsonrpc_runtime::ErrorObject, Value>(
+            "textDocument/references",
+            params.clone(),
+            Default::default(),
+        )
+        .unwrap();
+    let mut lines = Vec::new();
+    while let Some(partial) = tokio::time::timeout(WAIT, call.next_progress())
+        .await
+        .unwrap()
+    {
+        let partial = partial.unwrap();
+        lines.extend(
+            partial
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["range"]["start"]["line"].clone()),
+        );
+    }
+    assert_eq!(lines, [json!(0), json!(1), json!(2)]);
+    assert_eq!(call.result().await.unwrap(), json!([]));
+
+    // Without a partialResultToken, the answer is the handler's own.
+    let answer: Value = client
+        .peer()
+        .call("textDocument/references", params)
+        .await
+        .unwrap();
+    assert_eq!(answer.as_array().unwrap().len(), 1);
 }

@@ -9,7 +9,12 @@ use crate::ctxt::Ctxt;
 
 /// Names the generated client and trait already use.
 pub(crate) const CLIENT_ITEMS: [&str; 2] = ["new", "peer"];
-pub(crate) const TRAIT_ITEMS: [&str; 3] = ["into_router", "openrpc_methods", "__jsonrpc_router"];
+pub(crate) const TRAIT_ITEMS: [&str; 4] = [
+    "into_router",
+    "openrpc_methods",
+    "__jsonrpc_router",
+    "__jsonrpc_implemented",
+];
 
 pub(crate) fn service(cx: &Ctxt, service: &Service<'_>) {
     client_name(cx, service);

@@ -205,6 +205,20 @@ impl Context {
         self.progress.as_ref().and_then(|p| p.work.as_ref())
     }
 
+    /// The partial-result token the caller sent with this request (LSP's
+    /// `partialResultToken`), if the connection has a
+    /// [`ProgressPolicy`](crate::policy::ProgressPolicy) and the caller sent
+    /// one.
+    pub fn partial_result_token(&self) -> Option<&Id> {
+        self.progress.as_ref().and_then(|p| p.partial.as_ref())
+    }
+
+    /// Whether a [`partial_result`](Context::partial_result) of this request
+    /// has gone out (LSP: the final answer must then be empty).
+    pub fn partial_results_sent(&self) -> bool {
+        self.progress.as_ref().is_some_and(|p| p.partials_sent())
+    }
+
     /// Reports progress to the caller, on the token it sent with the request,
     /// as the connection's [`ProgressPolicy`](crate::policy::ProgressPolicy) spells
     /// it. Does nothing without a policy or a token, and after the handler
@@ -419,6 +433,8 @@ struct SinkState {
     /// none can follow the answer.
     finished: bool,
     last: Option<f64>,
+    /// Whether a partial result went out.
+    partials: bool,
 }
 
 impl ProgressSink {
@@ -444,6 +460,8 @@ impl ProgressSink {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push((partial, value));
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.partials |= partial;
             return Ok(());
         }
         let (Some(policy), Some(token)) = (&shared.config.progress, token) else {
@@ -485,7 +503,16 @@ impl ProgressSink {
             return Err(SendError::Full);
         }
         // Queued under the lock, so `finish` orders the answer after it.
-        shared.send_now(body)
+        shared.send_now(body)?;
+        state.partials |= partial;
+        Ok(())
+    }
+
+    fn partials_sent(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .partials
     }
 
     pub(crate) fn finish(&self) {

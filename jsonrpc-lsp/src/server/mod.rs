@@ -2,6 +2,7 @@
 //! implementation (handshake bookkeeping, the document store, the trace
 //! setting, the parent process), and the ways to run it.
 
+mod capabilities;
 mod parent;
 
 use std::sync::Arc;
@@ -26,7 +27,9 @@ use crate::{Client, LanguageServer, Result};
 ///   of [`position_encodings`](LspServer::position_encodings) the client
 ///   offers, else UTF-16) and puts it in the answer's `positionEncoding`
 ///   unless the server set one, answers `textDocumentSync` as incremental
-///   with open and close unless the server set it, and watches the
+///   with open and close unless the server set it, announces the providers
+///   of the methods the server wrote when its impl is
+///   [`#[rpc]`](crate::rpc) (see [`LanguageServer`]), and watches the
 ///   client's process (`processId`): when it is gone the connection closes;
 /// - at `didOpen`, `didChange`, `didClose`: updates the
 ///   [document store](crate::documents::Documents);
@@ -232,13 +235,13 @@ impl<S: LanguageServer> Layered<S> {
             }
         };
         self.client.documents().set_encoding(encoding);
+        // Known when the server's impl is `#[rpc]`: which methods it wrote.
+        let implemented = <S as LanguageServer>::__jsonrpc_implemented();
+        if let Some(names) = implemented {
+            capabilities::derive(capabilities, names);
+        }
         if capabilities.text_document_sync.is_none() {
-            let sync = TextDocumentSyncOptions {
-                open_close: Some(true),
-                change: Some(TextDocumentSyncKind::Incremental),
-                ..TextDocumentSyncOptions::default()
-            };
-            capabilities.text_document_sync = Some(sync.into());
+            capabilities.text_document_sync = Some(capabilities::sync(implemented));
         }
         Ok(result)
     }
@@ -298,7 +301,9 @@ macro_rules! delegate {
         impl<S: LanguageServer> LanguageServer for Layered<S> {
             $(
                 async fn $rname(&self, ctx: Context $(, $rarg: $rparams)?) -> Result<$rresult> {
-                    self.inner.$rname(ctx $(, $rarg)?).await
+                    let watched = crate::partial::watch(&ctx);
+                    let result = self.inner.$rname(ctx $(, $rarg)?).await?;
+                    Ok(crate::partial::finish(watched, result))
                 }
             )*
             $(

@@ -27,6 +27,8 @@ pub(super) fn service(service: &Service<'_>, errors: syn::Error) -> TokenStream 
             .push(syn::TraitItem::Verbatim(gen.router_method()));
         item.items
             .push(syn::TraitItem::Verbatim(gen.describe_method()));
+        item.items
+            .push(syn::TraitItem::Verbatim(super::implemented_method()));
     }
     let client_ok = service
         .args

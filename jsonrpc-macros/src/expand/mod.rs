@@ -23,12 +23,17 @@ pub(crate) fn service(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(e) => return with_item(item, e),
     };
-    let syn::Item::Trait(mut item) = item else {
-        let error = syn::Error::new(
-            item_keyword_span(&item),
-            "`#[rpc]` goes on a trait: `#[rpc] trait Calculator { ... }`",
-        );
-        return with_item(item.into_token_stream(), error);
+    let mut item = match item {
+        syn::Item::Trait(item) => item,
+        syn::Item::Impl(item) if item.trait_.is_some() => return implementation(args, item),
+        item => {
+            let error = syn::Error::new(
+                item_keyword_span(&item),
+                "`#[rpc]` goes on a trait (`#[rpc] trait Calculator { ... }`), or on an impl \
+                 of one (`#[rpc] impl Calculator for Service { ... }`)",
+            );
+            return with_item(item.into_token_stream(), error);
+        }
     };
     let cx = Ctxt::new();
     // #[rpc] #[rpc(client = "...")] trait T: one attribute takes every
@@ -51,6 +56,55 @@ pub(crate) fn service(args: TokenStream, item: TokenStream) -> TokenStream {
     match krate {
         Some(path) => with_crate_path(expanded, &path.into_token_stream()),
         None => expanded,
+    }
+}
+
+/// `#[rpc]` on `impl Trait for Type`: the impl as written, and the names of
+/// the methods it writes, which the trait's `__jsonrpc_implemented` tells
+/// (so a layer can tell an implemented method from a default one, as the
+/// LSP layer does to derive a server's capabilities). A trait that is not
+/// `#[rpc]` has no such function: rustc reports it at the trait's name.
+fn implementation(args: TokenStream, mut item: syn::ItemImpl) -> TokenStream {
+    if !args.is_empty() {
+        let error = syn::Error::new_spanned(
+            &args,
+            "`#[rpc]` on an impl takes no arguments: write `#[rpc] impl Calculator for Service`",
+        );
+        return with_item(item.into_token_stream(), error);
+    }
+    let names: Vec<String> = item
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::ImplItem::Fn(f) => Some(crate::ast::unraw(&f.sig.ident)),
+            _ => None,
+        })
+        .collect();
+    let span = item
+        .trait_
+        .as_ref()
+        .map_or_else(Span::call_site, |(_, path, _)| path.span());
+    let method = quote::quote_spanned! {span=>
+        #[doc(hidden)]
+        fn __jsonrpc_implemented() -> ::core::option::Option<&'static [&'static str]> {
+            ::core::option::Option::Some(&[#(#names),*])
+        }
+    };
+    item.items.push(syn::ImplItem::Verbatim(method));
+    item.into_token_stream()
+}
+
+/// The trait's hidden `__jsonrpc_implemented`: `None` (unknown) unless
+/// `#[rpc]` on the impl says which methods it writes.
+pub(crate) fn implemented_method() -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        fn __jsonrpc_implemented() -> ::core::option::Option<&'static [&'static str]>
+        where
+            Self: ::core::marker::Sized,
+        {
+            ::core::option::Option::None
+        }
     }
 }
 
@@ -311,6 +365,8 @@ impl<'a> ServiceGen<'a> {
         item.items.push(syn::TraitItem::Verbatim(into_router));
         item.items
             .push(syn::TraitItem::Verbatim(self.describe_method()));
+        item.items
+            .push(syn::TraitItem::Verbatim(implemented_method()));
         item.into_token_stream()
     }
 
