@@ -16,6 +16,7 @@ pub mod http;
 pub mod jsonrpsee_side;
 pub mod large;
 pub mod loopback;
+pub mod lsp;
 pub mod mcp;
 pub mod mcp_wire;
 pub mod multicore;

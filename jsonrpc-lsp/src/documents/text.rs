@@ -65,6 +65,7 @@ impl Text {
             line_starts: vec![0],
         };
         this.index_from(0);
+        this.line_starts.shrink_to_fit();
         this
     }
 
@@ -140,11 +141,46 @@ impl Text {
         let b = self.offset(range.end, encoding);
         let (start, end) = if a <= b { (a, b) } else { (b, a) };
         self.text.replace_range(start..end, new);
-        // Lines from the one holding `start` on may have moved; a `\r` just
-        // before `start` may now pair with a `\n` that `new` begins with.
+        self.reindex(start, end, new.len());
+    }
+
+    /// Updates the line index after bytes `start..end` became `inserted`
+    /// bytes: the lines before the edit stay, the edited span is scanned,
+    /// and the lines after it move by the change in length (a line start
+    /// after `end` depends only on bytes at or after `end`, which the edit
+    /// did not touch). The scan starts a line early: a `\r` just before
+    /// `start` may now pair with a `\n` that the new text begins with.
+    fn reindex(&mut self, start: usize, end: usize, inserted: usize) {
         let line = self.line_starts.partition_point(|&s| s <= start) - 1;
         let from = self.line_starts[line.saturating_sub(1)];
-        self.index_from(from);
+        let keep = self.line_starts.partition_point(|&s| s <= from).max(1);
+        let after = self.line_starts.partition_point(|&s| s <= end);
+        for s in &mut self.line_starts[after..] {
+            *s = *s - end + start + inserted;
+        }
+        // The line starts in the edited span; none (no allocation) for
+        // most edits, which add or remove no line.
+        let stop = start + inserted;
+        let bytes = self.text.as_bytes();
+        let mut found_starts = Vec::new();
+        let mut i = from;
+        while i < stop {
+            let Some(found) = memchr::memchr2(b'\n', b'\r', &bytes[i..stop]) else {
+                break;
+            };
+            let at = i + found;
+            let next = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
+                at + 2
+            } else {
+                at + 1
+            };
+            found_starts.push(next);
+            i = next;
+        }
+        // A `\r\n` across the end of the span was found from both sides.
+        let last = found_starts.last().copied().unwrap_or(from);
+        let skip = self.line_starts[after..].partition_point(|&s| s <= last);
+        self.line_starts.splice(keep..after + skip, found_starts);
     }
 
     /// Replaces the whole text.
@@ -248,6 +284,22 @@ mod tests {
         assert_eq!(text.as_str(), "a\r\nb");
         assert_eq!(text.line_count(), 2);
         assert_eq!(text.line(1), Some("b"));
+    }
+
+    proptest::proptest! {
+        /// The index kept up by each edit is the one built from scratch.
+        #[test]
+        fn the_line_index_kept_by_edits_is_the_one_rebuilt(
+            start in "[a\r\n]{0,12}",
+            edits in proptest::collection::vec((0u32..4, 0u32..6, 0u32..4, 0u32..6, "[ab\r\n]{0,4}"), 1..8),
+        ) {
+            let mut text = Text::new(start);
+            for (l1, c1, l2, c2, new) in edits {
+                text.replace(range((l1, c1), (l2, c2)), &new, PositionEncoding::Utf8);
+                let rebuilt = Text::new(text.as_str().to_owned());
+                proptest::prop_assert_eq!(&text.line_starts, &rebuilt.line_starts, "{:?}", text.as_str());
+            }
+        }
     }
 
     #[test]
