@@ -59,10 +59,18 @@ fn main() {
     let mut run = |name: &str, unit, measure: fn(&'static str) -> Measure| {
         rows.push(rt.block_on(compare(name, unit, measure)));
     };
-    run("didChange storm, then completion", "changes/s", |s| Box::pin(storm(s)));
-    run("hover, sequential", "requests/s", |s| Box::pin(hover_sequential(s)));
-    run("hover, 32 in flight", "requests/s", |s| Box::pin(hover_pipelined(s)));
-    run("memory per open document (1,000)", "bytes", |s| Box::pin(memory(s)));
+    run("didChange storm, then completion", "changes/s", |s| {
+        Box::pin(storm(s))
+    });
+    run("hover, sequential", "requests/s", |s| {
+        Box::pin(hover_sequential(s))
+    });
+    run("hover, 32 in flight", "requests/s", |s| {
+        Box::pin(hover_pipelined(s))
+    });
+    run("memory per open document (1,000)", "bytes", |s| {
+        Box::pin(memory(s))
+    });
     print_table(&rows);
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp.json");
     std::fs::write(out, serde_json::to_string_pretty(&rows).unwrap()).expect("write lsp.json");
@@ -165,7 +173,10 @@ impl Session {
             out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
             out.extend_from_slice(&body);
         }
-        self.input.write_all(&out).await.expect("write to the server");
+        self.input
+            .write_all(&out)
+            .await
+            .expect("write to the server");
     }
 
     /// The next message with an id (an answer); notifications are skipped.
@@ -185,7 +196,10 @@ impl Session {
                 }
             }
             let mut body = vec![0; length.expect("a Content-Length")];
-            self.output.read_exact(&mut body).await.expect("read a body");
+            self.output
+                .read_exact(&mut body)
+                .await
+                .expect("read a body");
             let message: Value = serde_json::from_slice(&body).unwrap();
             if message.get("id").is_some() && message.get("method").is_none() {
                 return message;
@@ -197,7 +211,8 @@ impl Session {
         let shutdown = json!({"jsonrpc": "2.0", "id": -1, "method": "shutdown"});
         self.send(&[shutdown]).await;
         self.answer().await;
-        self.send(&[json!({"jsonrpc": "2.0", "method": "exit"})]).await;
+        self.send(&[json!({"jsonrpc": "2.0", "method": "exit"})])
+            .await;
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
     }
 }
@@ -254,7 +269,10 @@ async fn storm(side: &'static str) -> Figure {
     }
     let rate = (BURSTS * CHANGES) as f64 / start.elapsed().as_secs_f64();
     session.close().await;
-    assert!(side != "ours" || stale == 0, "ours answered a completion that missed a change");
+    assert!(
+        side != "ours" || stale == 0,
+        "ours answered a completion that missed a change"
+    );
     Figure {
         value: rate,
         latency: Some(percentiles(latencies)),
@@ -277,7 +295,9 @@ fn hover(text: &str, i: u64) -> (Value, String) {
 }
 
 fn hover_word(answer: &Value) -> &str {
-    answer["result"]["contents"]["value"].as_str().unwrap_or_default()
+    answer["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 async fn hover_sequential(side: &'static str) -> Figure {
@@ -316,7 +336,11 @@ async fn hover_pipelined(side: &'static str) -> Figure {
         for _ in 0..window.len() {
             let answer = session.answer().await;
             let id = answer["id"].as_u64().expect("an id");
-            assert_eq!(hover_word(&answer), hovers[id as usize].1, "{side}: {answer}");
+            assert_eq!(
+                hover_word(&answer),
+                hovers[id as usize].1,
+                "{side}: {answer}"
+            );
         }
     }
     let rate = CALLS as f64 / start.elapsed().as_secs_f64();
@@ -351,7 +375,9 @@ async fn memory(side: &'static str) -> Figure {
 
 /// A request answered: everything sent before it has been handled.
 async fn settle(session: &mut Session, id: u64) {
-    session.send(&[request(id, "textDocument/hover", 0, 0)]).await;
+    session
+        .send(&[request(id, "textDocument/hover", 0, 0)])
+        .await;
     session.answer().await;
 }
 
@@ -373,7 +399,12 @@ fn print_table(rows: &[Row]) {
                 cell
             })
             .collect();
-        println!("| {} | {} | {} |", row.workload, row.unit, cells.join(" | "));
+        println!(
+            "| {} | {} | {} |",
+            row.workload,
+            row.unit,
+            cells.join(" | ")
+        );
     }
     let ours = |row: &Row| row.sides[0].1.value;
     for row in rows {

@@ -17,7 +17,9 @@ use std::sync::Mutex;
 /// The document every run opens: `LINES` lines of words, then a line `x`
 /// (completion there lists the words that start with `x`).
 pub fn document() -> String {
-    const WORDS: [&str; 8] = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
+    const WORDS: [&str; 8] = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+    ];
     let mut text = String::new();
     for line in 0..LINES {
         for word in 0..8 {
@@ -67,7 +69,9 @@ fn is_word(c: char) -> bool {
 /// The word around byte `at`.
 pub fn word_at(text: &str, at: usize) -> Option<&str> {
     let start = text[..at].rfind(|c: char| !is_word(c)).map_or(0, |i| i + 1);
-    let end = text[at..].find(|c: char| !is_word(c)).map_or(text.len(), |i| at + i);
+    let end = text[at..]
+        .find(|c: char| !is_word(c))
+        .map_or(text.len(), |i| at + i);
     (start < end).then(|| &text[start..end])
 }
 
@@ -130,13 +134,14 @@ mod ours {
             let Some(doc) = self.client.documents().get(&at.text_document.uri) else {
                 return Ok(None);
             };
-            let items: Vec<CompletionItem> = super::completion(doc.text(), doc.offset_at(at.position))
-                .into_iter()
-                .map(|label| CompletionItem {
-                    label,
-                    ..CompletionItem::default()
-                })
-                .collect();
+            let items: Vec<CompletionItem> =
+                super::completion(doc.text(), doc.offset_at(at.position))
+                    .into_iter()
+                    .map(|label| CompletionItem {
+                        label,
+                        ..CompletionItem::default()
+                    })
+                    .collect();
             Ok(Some(items.into()))
         }
     }
@@ -185,7 +190,10 @@ mod tower_side {
 
         async fn did_open(&self, params: DidOpenTextDocumentParams) {
             let doc = params.text_document;
-            self.docs.lock().unwrap().insert(doc.uri.as_str().to_owned(), doc.text);
+            self.docs
+                .lock()
+                .unwrap()
+                .insert(doc.uri.as_str().to_owned(), doc.text);
         }
 
         async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -344,5 +352,8 @@ pub async fn serve_async_lsp() {
     });
     let stdin = async_lsp::stdio::PipeStdin::lock_tokio().expect("stdin");
     let stdout = async_lsp::stdio::PipeStdout::lock_tokio().expect("stdout");
-    server.run_buffered(stdin, stdout).await.expect("async-lsp main loop");
+    server
+        .run_buffered(stdin, stdout)
+        .await
+        .expect("async-lsp main loop");
 }
