@@ -29,8 +29,9 @@ use std::time::{Duration, Instant};
 
 use jsonrpc_lsp::documents::Document;
 use jsonrpc_lsp::types::*;
-use jsonrpc_lsp::{Client, Context, ErrorObject, LanguageServer, LspServer, Result, WorkDone};
-use jsonrpc_runtime::Router;
+use jsonrpc_lsp::{
+    Client, Context, ErrorObject, LanguageServer, LspServer, Result, Router, WorkDone,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

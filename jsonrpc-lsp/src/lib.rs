@@ -71,7 +71,11 @@ mod progress;
 mod server;
 
 pub use client::{Client, ClientError, ClientResult};
-pub use jsonrpc_runtime::{rpc, Context, ErrorObject};
+pub use jsonrpc_runtime::{rpc, CloseReason, Config, Context, ErrorObject, Router, Transport};
+
+/// The runtime under the layer (transports, the peer, policies), so a
+/// server needs no second dependency for them.
+pub use jsonrpc_runtime as runtime;
 pub use methods::{LanguageServer, LanguageServerClient};
 pub use progress::WorkDone;
 pub use server::LspServer;
