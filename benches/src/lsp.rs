@@ -62,6 +62,15 @@ pub fn apply(text: &mut String, start: (u32, u32), end: (u32, u32), new: &str) {
     text.replace_range(a.min(b)..a.max(b), new);
 }
 
+/// One change of `didChange`: a UTF-16 range replaced, or (no range) the
+/// whole text.
+pub fn edit(text: &mut String, range: Option<((u32, u32), (u32, u32))>, new: String) {
+    match range {
+        Some((start, end)) => apply(text, start, end, &new),
+        None => *text = new,
+    }
+}
+
 fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -202,15 +211,13 @@ mod tower_side {
                 return;
             };
             for change in params.content_changes {
-                match change.range {
-                    Some(r) => super::apply(
-                        text,
+                let range = change.range.map(|r| {
+                    (
                         (r.start.line, r.start.character),
                         (r.end.line, r.end.character),
-                        &change.text,
-                    ),
-                    None => *text = change.text,
-                }
+                    )
+                });
+                super::edit(text, range, change.text);
             }
         }
 
@@ -330,15 +337,13 @@ pub async fn serve_async_lsp() {
             .notification::<notification::DidChangeTextDocument>(|st, params| {
                 if let Some(text) = st.docs.get_mut(params.text_document.uri.as_str()) {
                     for change in params.content_changes {
-                        match change.range {
-                            Some(r) => apply(
-                                text,
+                        let range = change.range.map(|r| {
+                            (
                                 (r.start.line, r.start.character),
                                 (r.end.line, r.end.character),
-                                &change.text,
-                            ),
-                            None => *text = change.text,
-                        }
+                            )
+                        });
+                        edit(text, range, change.text);
                     }
                 }
                 ControlFlow::Continue(())

@@ -101,17 +101,20 @@ impl LanguageServer for Server {
     }
 
     async fn did_open(&self, _: Context, params: DidOpenTextDocumentParams) {
-        self.diagnose(&params.text_document.uri).await;
+        if let Some(doc) = self.client.documents().get(&params.text_document.uri) {
+            self.diagnose(&doc).await;
+        }
     }
 
     async fn did_change(&self, _: Context, params: DidChangeTextDocumentParams) {
         let uri = &params.text_document.text_document_identifier.uri;
-        if self.client.documents().get(uri).is_none() {
-            let message = format!("{uri}: changed before it was opened");
-            self.log(MessageType::Warning, message).await;
-            return;
+        match self.client.documents().get(uri) {
+            Some(doc) => self.diagnose(&doc).await,
+            None => {
+                let message = format!("{uri}: changed before it was opened");
+                self.log(MessageType::Warning, message).await;
+            }
         }
-        self.diagnose(uri).await;
     }
 
     async fn hover(&self, _: Context, params: HoverParams) -> Result<Option<Hover>> {
@@ -174,10 +177,7 @@ impl Server {
     }
 
     /// Publishes a warning on every `TODO` of the document.
-    async fn diagnose(&self, uri: &Uri) {
-        let Some(doc) = self.client.documents().get(uri) else {
-            return;
-        };
+    async fn diagnose(&self, doc: &Document) {
         let diagnostics = doc
             .text()
             .match_indices("TODO")
@@ -194,7 +194,7 @@ impl Server {
             .collect();
         let sent = self
             .client
-            .publish_diagnostics(uri.clone(), diagnostics, Some(doc.version()))
+            .publish_diagnostics(doc.uri().clone(), diagnostics, Some(doc.version()))
             .await;
         if let Err(e) = sent {
             eprintln!("lsp_server: could not publish diagnostics: {e}");

@@ -60,13 +60,10 @@ pub(crate) struct Text {
 
 impl Text {
     pub(crate) fn new(text: String) -> Self {
-        let mut this = Text {
-            text,
-            line_starts: vec![0],
-        };
-        this.index_from(0);
-        this.line_starts.shrink_to_fit();
-        this
+        let mut line_starts = vec![0];
+        scan_line_starts(text.as_bytes(), 0, text.len(), &mut line_starts);
+        line_starts.shrink_to_fit();
+        Text { text, line_starts }
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -160,23 +157,13 @@ impl Text {
         }
         // The line starts in the edited span; none (no allocation) for
         // most edits, which add or remove no line.
-        let stop = start + inserted;
-        let bytes = self.text.as_bytes();
         let mut found_starts = Vec::new();
-        let mut i = from;
-        while i < stop {
-            let Some(found) = memchr::memchr2(b'\n', b'\r', &bytes[i..stop]) else {
-                break;
-            };
-            let at = i + found;
-            let next = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
-                at + 2
-            } else {
-                at + 1
-            };
-            found_starts.push(next);
-            i = next;
-        }
+        scan_line_starts(
+            self.text.as_bytes(),
+            from,
+            start + inserted,
+            &mut found_starts,
+        );
         // A `\r\n` across the end of the span was found from both sides.
         let last = found_starts.last().copied().unwrap_or(from);
         let skip = self.line_starts[after..].partition_point(|&s| s <= last);
@@ -187,26 +174,12 @@ impl Text {
     pub(crate) fn set(&mut self, text: String) {
         self.text = text;
         self.line_starts.truncate(1);
-        self.index_from(0);
-    }
-
-    /// Recomputes the line starts after byte `from`, which must be a line
-    /// start.
-    fn index_from(&mut self, from: usize) {
-        let keep = self.line_starts.partition_point(|&s| s <= from);
-        self.line_starts.truncate(keep.max(1));
-        let bytes = self.text.as_bytes();
-        let mut i = from;
-        while let Some(found) = memchr::memchr2(b'\n', b'\r', &bytes[i..]) {
-            let at = i + found;
-            let next = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
-                at + 2
-            } else {
-                at + 1
-            };
-            self.line_starts.push(next);
-            i = next;
-        }
+        scan_line_starts(
+            self.text.as_bytes(),
+            0,
+            self.text.len(),
+            &mut self.line_starts,
+        );
     }
 
     /// The byte offset where line `line`'s content ends (before its
@@ -224,6 +197,25 @@ impl Text {
             end -= 1;
         }
         end
+    }
+}
+
+/// Pushes the start of each line that a terminator in `bytes[from..stop]`
+/// ends (`\r\n` is one terminator, even when its `\n` is at `stop`).
+fn scan_line_starts(bytes: &[u8], from: usize, stop: usize, out: &mut Vec<usize>) {
+    let mut i = from;
+    while i < stop {
+        let Some(found) = memchr::memchr2(b'\n', b'\r', &bytes[i..stop]) else {
+            break;
+        };
+        let at = i + found;
+        let next = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
+            at + 2
+        } else {
+            at + 1
+        };
+        out.push(next);
+        i = next;
     }
 }
 

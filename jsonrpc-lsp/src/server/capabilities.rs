@@ -54,14 +54,10 @@ pub(super) fn derive(capabilities: &mut ServerCapabilities, implemented: &[&str]
         c.signature_help_provider = Some(SignatureHelpOptions::default());
     }
     if has("code_action") && c.code_action_provider.is_none() {
-        c.code_action_provider = Some(match resolve("code_action_resolve") {
-            Some(resolve) => CodeActionOptions {
-                resolve_provider: Some(resolve),
-                ..CodeActionOptions::default()
-            }
-            .into(),
-            None => true.into(),
-        });
+        c.code_action_provider = Some(true_or(has("code_action_resolve"), || CodeActionOptions {
+            resolve_provider: Some(true),
+            ..CodeActionOptions::default()
+        }));
     }
     if has("code_lens") && c.code_lens_provider.is_none() {
         c.code_lens_provider = Some(CodeLensOptions {
@@ -76,45 +72,31 @@ pub(super) fn derive(capabilities: &mut ServerCapabilities, implemented: &[&str]
         });
     }
     if has("symbol") && c.workspace_symbol_provider.is_none() {
-        c.workspace_symbol_provider = Some(match resolve("symbol_resolve") {
-            Some(resolve) => WorkspaceSymbolOptions {
-                resolve_provider: Some(resolve),
+        c.workspace_symbol_provider =
+            Some(true_or(has("symbol_resolve"), || WorkspaceSymbolOptions {
+                resolve_provider: Some(true),
                 ..WorkspaceSymbolOptions::default()
-            }
-            .into(),
-            None => true.into(),
-        });
+            }));
     }
     let ranges = has("ranges_formatting");
     if (has("range_formatting") || ranges) && c.document_range_formatting_provider.is_none() {
-        c.document_range_formatting_provider = Some(match ranges {
-            true => DocumentRangeFormattingOptions {
+        c.document_range_formatting_provider =
+            Some(true_or(ranges, || DocumentRangeFormattingOptions {
                 ranges_support: Some(true),
                 ..DocumentRangeFormattingOptions::default()
-            }
-            .into(),
-            false => true.into(),
-        });
+            }));
     }
     if has("rename") && c.rename_provider.is_none() {
-        c.rename_provider = Some(match resolve("prepare_rename") {
-            Some(prepare) => RenameOptions {
-                prepare_provider: Some(prepare),
-                ..RenameOptions::default()
-            }
-            .into(),
-            None => true.into(),
-        });
+        c.rename_provider = Some(true_or(has("prepare_rename"), || RenameOptions {
+            prepare_provider: Some(true),
+            ..RenameOptions::default()
+        }));
     }
     if has("inlay_hint") && c.inlay_hint_provider.is_none() {
-        c.inlay_hint_provider = Some(match resolve("inlay_hint_resolve") {
-            Some(resolve) => InlayHintOptions {
-                resolve_provider: Some(resolve),
-                ..InlayHintOptions::default()
-            }
-            .into(),
-            None => true.into(),
-        });
+        c.inlay_hint_provider = Some(true_or(has("inlay_hint_resolve"), || InlayHintOptions {
+            resolve_provider: Some(true),
+            ..InlayHintOptions::default()
+        }));
     }
     if has("diagnostic") && c.diagnostic_provider.is_none() {
         c.diagnostic_provider = Some(
@@ -126,6 +108,16 @@ pub(super) fn derive(capabilities: &mut ServerCapabilities, implemented: &[&str]
             }
             .into(),
         );
+    }
+}
+
+/// A provider of `true`, or `options` when the server wrote what they
+/// announce (a resolve or prepare method).
+fn true_or<P: From<bool> + From<O>, O>(options_needed: bool, options: impl FnOnce() -> O) -> P {
+    if options_needed {
+        options().into()
+    } else {
+        true.into()
     }
 }
 
