@@ -52,6 +52,7 @@ pub struct Config {
     pub gate: Option<GateFactory>,
     pub(crate) max_in_flight: Option<usize>,
     pub(crate) max_queued: usize,
+    pub(crate) max_subscriptions: usize,
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) callback_timeout: Option<Duration>,
     pub(crate) max_parked_bytes: usize,
@@ -78,6 +79,9 @@ pub const DEFAULT_MAX_PARKED_BYTES: usize = 64 << 20;
 /// The default [`Config::callback_timeout`]: 5 minutes.
 pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The default [`Config::max_subscriptions`]: 1,024.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+
 /// The default [`Config::outbound_budget`]: 1 MiB.
 pub const DEFAULT_OUTBOUND_BUDGET: usize = 1024 * 1024;
 
@@ -91,6 +95,7 @@ impl Default for Config {
             gate: None,
             max_in_flight: None,
             max_queued: 65_536,
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             request_timeout: None,
             callback_timeout: Some(DEFAULT_CALLBACK_TIMEOUT),
             max_parked_bytes: DEFAULT_MAX_PARKED_BYTES,
@@ -119,6 +124,7 @@ impl fmt::Debug for Config {
             .field("gate", &self.gate.as_ref().map(|_| ".."))
             .field("max_in_flight", &self.max_in_flight)
             .field("max_queued", &self.max_queued)
+            .field("max_subscriptions", &self.max_subscriptions)
             .field("request_timeout", &self.request_timeout)
             .field("callback_timeout", &self.callback_timeout)
             .field("max_parked_bytes", &self.max_parked_bytes)
@@ -435,6 +441,24 @@ impl Config {
     pub fn max_queued(mut self, n: usize) -> Self {
         assert!(n > 0, "max_queued must be at least 1");
         self.max_queued = n;
+        self
+    }
+
+    /// At most `n` subscriptions may be open (or being opened) on one
+    /// connection at once (default [`DEFAULT_MAX_SUBSCRIPTIONS`], 1,024).
+    /// A subscribe request past that is answered with -32000 "server
+    /// overloaded", naming the cap; `0` refuses every subscription.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::Config;
+    ///
+    /// let config = Config::default().max_subscriptions(64);
+    /// # let _ = config;
+    /// ```
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
         self
     }
 

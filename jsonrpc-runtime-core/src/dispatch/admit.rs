@@ -400,6 +400,7 @@ impl Reader {
                     in_flight: slot,
                     parked_bytes,
                     _shared_permit: shared_permit,
+                    answered: None,
                 },
             },
         };
@@ -495,7 +496,8 @@ impl Reader {
         }
     }
 
-    /// Step 1: cancellation and progress notifications; true if it was one.
+    /// Step 1: cancellation, progress and subscription notifications; true
+    /// if it was one.
     fn protocol_notification(&self, method: &str, params: Option<RawJson<'_>>) -> bool {
         let shared = &self.connection.shared;
         let config = &shared.config;
@@ -506,6 +508,9 @@ impl Reader {
             {
                 token.cancel();
             }
+            return true;
+        }
+        if shared.subscribed.deliver(shared, params) {
             return true;
         }
         if let Some(policy) = config.progress.as_ref().filter(|p| p.method == method) {

@@ -150,10 +150,13 @@ impl Runner for Connection {
         }) as BoxFuture<Held>)
     }
 
-    fn finish(&self, task: Job, ending: Ending) -> Option<BoxFuture<()>> {
-        let body = self.settle(task, ending)?;
+    fn finish(&self, mut task: Job, ending: Ending) -> Option<BoxFuture<()>> {
+        let answered = task.ticket.answered.take();
+        let (body, success) = self.settle(task, ending);
+        let body = body?;
         if self.shared.outbox.has_room() {
             deliver(&self.shared, body);
+            tell(answered, success);
             return None;
         }
         // The other side is behind: wait for room, unless reading has
@@ -162,6 +165,7 @@ impl Runner for Connection {
         Some(Box::pin(async move {
             shared.room().await;
             deliver(&shared, body);
+            tell(answered, success);
         }))
     }
 }
@@ -170,9 +174,11 @@ impl Connection {
     /// Ends a request whose answer the reader made itself (its params did
     /// not decode): the same bookkeeping as [`Runner::finish`], the answer
     /// sent at once (the reader waits for room before it reads on).
-    pub(super) fn finish_now(&self, task: Job, ending: Ending) {
-        if let Some(body) = self.settle(task, ending) {
+    pub(super) fn finish_now(&self, mut task: Job, ending: Ending) {
+        let answered = task.ticket.answered.take();
+        if let (Some(body), success) = self.settle(task, ending) {
             deliver(&self.shared, body);
+            tell(answered, success);
         }
     }
 
@@ -180,8 +186,8 @@ impl Connection {
     /// back, its progress ended, its answer decided, traced and told to the
     /// gates, and its batch told. Returns what to send (the batch's array
     /// when this answer completes it); with nothing to send, the request is
-    /// done here.
-    fn settle(&self, task: Job, ending: Ending) -> Option<bytes::Bytes> {
+    /// done here. Also says whether the request's own answer is a success.
+    fn settle(&self, task: Job, ending: Ending) -> (Option<bytes::Bytes>, bool) {
         let shared = &self.shared;
         self.parked_bytes
             .fetch_sub(task.ticket.parked_bytes, Ordering::AcqRel);
@@ -205,7 +211,15 @@ impl Connection {
         if body.is_none() {
             shared.work_done();
         }
-        body
+        (body, success)
+    }
+}
+
+/// Tells whoever waits for a request's answer to be queued (see
+/// `Ticket::answered`) that it is.
+fn tell(answered: Option<tokio::sync::oneshot::Sender<bool>>, success: bool) {
+    if let Some(answered) = answered {
+        let _ = answered.send(success);
     }
 }
 

@@ -368,6 +368,7 @@ async fn shut_down(
     // progress report will come.
     shared.pending.close(&reason);
     shared.progress_subscriptions().end_all();
+    shared.subscribed.close(&reason);
 
     // Answers already owed are still written: let running handlers finish,
     // unless (or until) this side asks to close.

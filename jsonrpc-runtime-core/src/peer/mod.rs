@@ -40,6 +40,8 @@ mod outbound;
 mod outbox;
 mod pending;
 mod progress;
+mod served;
+mod subscribe;
 mod writer;
 
 pub use self::call::CallOptions;
@@ -58,6 +60,12 @@ pub(crate) use self::outbox::Outbox;
 pub(crate) use self::pending::{Outcome, PendingTable};
 pub(crate) use self::progress::ProgressSubscriptions;
 pub use self::progress::{ProgressCall, ProgressSubscription};
+pub use self::served::WhenFull;
+pub(crate) use self::served::{Feed, Refused, ServedTable};
+pub(crate) use self::subscribe::ClientTable;
+pub use self::subscribe::{
+    SubscribeOptions, Subscription, SubscriptionError, DEFAULT_SUBSCRIPTION_BUFFER,
+};
 pub(crate) use self::writer::flush_inline;
 
 use self::writer::BoxSink;
@@ -175,6 +183,10 @@ pub(crate) struct Shared {
     /// has no progress stream to end and takes no lock for it.
     progress_calls: AtomicBool,
     next_token: AtomicU64,
+    /// Subscriptions this side serves.
+    served: Mutex<ServedTable>,
+    /// Subscriptions this side opened.
+    pub(crate) subscribed: Arc<ClientTable>,
 }
 
 /// A number for a new connection, unique in the process: the `connection`
@@ -224,6 +236,8 @@ impl Shared {
             progress_subscriptions: Mutex::new(ProgressSubscriptions::default()),
             progress_calls: AtomicBool::new(false),
             next_token: AtomicU64::new(1),
+            served: Mutex::new(ServedTable::default()),
+            subscribed: Arc::new(ClientTable::default()),
         }
     }
 

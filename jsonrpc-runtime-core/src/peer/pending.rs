@@ -61,6 +61,26 @@ where
 }
 
 impl<R, E> TypedSlot<R, E> {
+    /// A cell whose answer another slot settles (one that does more than
+    /// decode, such as a subscription's), and the receiver its caller
+    /// awaits.
+    pub(crate) fn cell() -> (Arc<Self>, Receiver<R, E>) {
+        let slot = Arc::new(TypedSlot {
+            state: Mutex::new(CellState::Waiting(None)),
+        });
+        (slot.clone(), Receiver(slot))
+    }
+
+    /// Hands the caller its answer.
+    pub(crate) fn resolve(&self, answer: Result<R, CallError<E>>) {
+        self.settle(CellState::Ready(answer));
+    }
+
+    /// Tells the caller nobody will answer.
+    pub(crate) fn give_up(&self) {
+        self.settle(CellState::Over);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, CellState<Result<R, CallError<E>>>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -112,6 +132,10 @@ where
 pub(crate) struct SlotHandle(Option<Arc<dyn Slot>>);
 
 impl SlotHandle {
+    pub(crate) fn new(slot: Arc<dyn Slot>) -> Self {
+        SlotHandle(Some(slot))
+    }
+
     pub(crate) fn complete(mut self, outcome: Outcome<'_>) {
         if let Some(slot) = self.0.take() {
             slot.complete(outcome);

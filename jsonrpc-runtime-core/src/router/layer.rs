@@ -202,6 +202,12 @@ impl Router {
         let routes: Vec<Route> = self.all_routes().cloned().collect();
         let mut layered = Router::new();
         for route in routes {
+            // A subscription's routes run beside the request pipeline a
+            // layer wraps: they are served as they are.
+            if route.handler.is_subscription() {
+                layered.insert_route(route);
+                continue;
+            }
             let service = layer.layer(RouteService {
                 handler: route.handler.clone(),
             });

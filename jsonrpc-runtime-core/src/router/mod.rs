@@ -26,6 +26,7 @@ mod layer;
 mod panic;
 mod respond;
 mod route;
+mod subscription;
 mod task;
 
 #[cfg(feature = "tower")]
@@ -36,9 +37,14 @@ pub(crate) use self::panic::{catch_panic, first_step, panic_answer};
 pub use self::route::Route;
 pub(crate) use self::route::{ErasedRoute, RouteKind};
 use self::route::{NotificationRoute, RequestRoute};
+pub use self::subscription::{
+    PendingSubscription, SubscriptionClosed, SubscriptionResult, SubscriptionSink, TrySendError,
+    DEFAULT_FEED_CAPACITY,
+};
 pub(crate) use self::task::{
     Admission, Answer, BoxFuture, Ending, Held, Job, RequestTask, Runner, Ticket,
 };
+pub use crate::peer::WhenFull;
 
 /// What a request handler produced: a result, a domain error, or an
 /// answer the handler built itself.

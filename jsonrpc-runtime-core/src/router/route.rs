@@ -68,6 +68,13 @@ pub(crate) trait ErasedRoute: Send + Sync + 'static {
         }
     }
 
+    /// Whether the route opens a subscription (tower layers leave it as
+    /// it is).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    fn is_subscription(&self) -> bool {
+        false
+    }
+
     /// Decodes the params and runs the handler, yielding the raw result.
     fn invoke(
         &self,

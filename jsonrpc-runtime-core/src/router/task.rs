@@ -114,6 +114,9 @@ pub(crate) struct Ticket {
     pub(crate) parked_bytes: usize,
     /// Its room in a shared budget, given back when the ticket drops.
     pub(crate) _shared_permit: Option<SharedPermit>,
+    /// Told, once the answer is queued, whether it was a success (a
+    /// subscription's items may only follow the answer that opened it).
+    pub(crate) answered: Option<tokio::sync::oneshot::Sender<bool>>,
 }
 
 impl RequestTask {
