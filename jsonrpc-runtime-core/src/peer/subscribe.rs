@@ -543,8 +543,7 @@ impl Peer {
             }));
         }
         let timeout = options.timeout.unwrap_or_else(|| self.default_timeout());
-        let deadline = timeout.map(|t| crate::rt::sleep(t));
-        let mut deadline = deadline.map(Box::pin);
+        let mut deadline = timeout.map(crate::rt::sleep).map(Box::pin);
         let answer = std::future::poll_fn(|cx| {
             poll_answer(shared, &id, &mut rx, cx, |cx| match deadline.as_mut() {
                 Some(sleep) => sleep.as_mut().poll(cx).is_ready(),
