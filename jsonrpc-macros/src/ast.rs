@@ -85,6 +85,18 @@ pub(crate) struct Method<'a> {
     pub(crate) progress: Option<syn::Type>,
     /// The type of partial results (`partial = T`).
     pub(crate) partial: Option<syn::Type>,
+    /// What a subscription has beyond a request.
+    pub(crate) subscription: Option<SubscriptionParts<'a>>,
+}
+
+/// A subscription method's names and its `PendingSubscription<T>`
+/// argument.
+pub(crate) struct SubscriptionParts<'a> {
+    /// The method its items arrive under.
+    pub(crate) items: String,
+    pub(crate) unsubscribe: String,
+    /// `T` of the `PendingSubscription<T>` argument.
+    pub(crate) item: &'a syn::Type,
 }
 
 /// How the context argument is written.
@@ -216,6 +228,7 @@ impl<'a> Method<'a> {
         check_owned_output(cx, &output);
 
         let mut context = None;
+        let mut pending = None;
         let mut decoded = Vec::new();
         let mut whole_params: Option<Span> = None;
         for (index, input) in sig.inputs.iter().enumerate() {
@@ -247,6 +260,22 @@ impl<'a> Method<'a> {
                 });
                 continue;
             }
+            if let Some(item) = pending_item(&typed.ty) {
+                let first = index == 1 + usize::from(context.is_some());
+                if kind != Kind::Subscription {
+                    cx.error_spanned_by(
+                        &typed.ty,
+                        "only a `#[rpc(subscription = \"...\")]` method takes a `PendingSubscription`",
+                    );
+                } else if !first || pending.is_some() {
+                    cx.error_spanned_by(
+                        typed,
+                        "the `PendingSubscription` argument must come first, after `&self` and the `Context` if there is one",
+                    );
+                }
+                pending = Some(item);
+                continue;
+            }
             let Some(ident) = decoded_ident(cx, typed) else {
                 continue;
             };
@@ -275,7 +304,32 @@ impl<'a> Method<'a> {
                 );
             }
         }
+        let subscription = (kind == Kind::Subscription)
+            .then(|| match pending {
+                Some(item) => Some(SubscriptionParts {
+                    items: args
+                        .items
+                        .as_ref()
+                        .map_or_else(|| wire.value.clone(), |n| n.value.clone()),
+                    unsubscribe: args
+                        .unsubscribe
+                        .as_ref()
+                        .map(|n| n.value.clone())
+                        .unwrap_or_default(),
+                    item,
+                }),
+                None => {
+                    cx.error_spanned_by(
+                        &sig.ident,
+                        "a subscription method takes a `PendingSubscription<T>` argument, \
+                         right after `&self`, where `T` is the type of its items",
+                    );
+                    None
+                }
+            })
+            .flatten();
         Some(Method {
+            subscription,
             item,
             kind,
             wire,
@@ -437,6 +491,22 @@ fn is_context(ty: &syn::Type) -> bool {
                 })
         }
         _ => false,
+    }
+}
+
+/// `T` of a `PendingSubscription<T>` argument.
+fn pending_item(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if p.qself.is_some() || last.ident != "PendingSubscription" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
     }
 }
 

@@ -19,6 +19,9 @@ pub(crate) const RPC: &str = "rpc";
 
 const REQUEST: &str = "request";
 const NOTIFICATION: &str = "notification";
+const SUBSCRIPTION: &str = "subscription";
+const UNSUBSCRIBE: &str = "unsubscribe";
+const ITEMS: &str = "items";
 const PROGRESS: &str = "progress";
 const PARTIAL: &str = "partial";
 const RENAME_ALL: &str = "rename_all";
@@ -54,6 +57,17 @@ pub(crate) struct ServiceArgs {
 pub(crate) enum Kind {
     Request,
     Notification,
+    Subscription,
+}
+
+impl Kind {
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Request => REQUEST,
+            Kind::Notification => NOTIFICATION,
+            Kind::Subscription => SUBSCRIPTION,
+        }
+    }
 }
 
 /// `#[rpc(...)]` on a method.
@@ -71,6 +85,10 @@ pub(crate) struct MethodArgs {
     pub(crate) progress: Option<syn::Type>,
     /// `partial = T`: the type of the method's partial results.
     pub(crate) partial: Option<syn::Type>,
+    /// `unsubscribe = "name"`: a subscription's unsubscribe method.
+    pub(crate) unsubscribe: Option<Spanned<String>>,
+    /// `items = "name"`: the method a subscription's items arrive under.
+    pub(crate) items: Option<Spanned<String>>,
 }
 
 /// `#[rpc(...)]` on a method argument.
@@ -151,7 +169,7 @@ const HABITS: [(&str, &str, &str); 8] = [
     ("name", "request", "request = \"...\""),
     ("method", "request", "request = \"...\""),
     ("notify", "notification", "notification = \"...\""),
-    ("subscription", "notification", "notification = \"...\""),
+    ("item", "items", "items = \"...\""),
     ("name", "rename", "rename = \"...\""),
     ("alias", "rename", "rename = \"...\""),
     ("rename", "request", "request = \"...\""),
@@ -374,24 +392,36 @@ pub(crate) fn method_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> MethodArgs {
                     return Ok(());
                 }
             }
+            for (key, slot) in [(UNSUBSCRIBE, &mut out.unsubscribe), (ITEMS, &mut out.items)] {
+                if meta.path.is_ident(key) {
+                    // unsubscribe = "unsubscribe_ticks" | items = "ticks"
+                    let example = format!("{key} = \"ticks\"");
+                    let name = string_value(cx, &meta, &example)?;
+                    if once(cx, &*slot, &meta, key) {
+                        if let Some(name) = &name {
+                            check_wire_name(cx, name, key, "ticks");
+                        }
+                        *slot = name;
+                    }
+                    return Ok(());
+                }
+            }
             let kind = if meta.path.is_ident(REQUEST) {
                 Kind::Request
             } else if meta.path.is_ident(NOTIFICATION) {
                 Kind::Notification
+            } else if meta.path.is_ident(SUBSCRIPTION) {
+                Kind::Subscription
             } else {
                 reported = true;
                 return unknown(
                     cx,
                     &meta,
-                    "one of `request`, `notification`, `progress`, `partial`",
+                    "one of `request`, `notification`, `subscription`, `unsubscribe`, `items`, `progress`, `partial`",
                 );
             };
             // request = "name" | request | notification = "name" | notification
-            let key = if kind == Kind::Request {
-                REQUEST
-            } else {
-                NOTIFICATION
-            };
+            let key = kind.key();
             let name = if meta.input.peek(syn::Token![=]) {
                 string_value(cx, &meta, &format!("{key} = \"name\""))?
             } else {
@@ -404,7 +434,7 @@ pub(crate) fn method_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> MethodArgs {
                 Some(_) => {
                     cx.error_spanned_by(
                         &meta.path,
-                        "a method is either a `request` or a `notification`, not both",
+                        "a method is one of `request`, `notification` or `subscription`, not two",
                     );
                 }
                 None => {
@@ -433,12 +463,31 @@ pub(crate) fn method_args(cx: &Ctxt, attrs: &[syn::Attribute]) -> MethodArgs {
             cx.syn_error(e);
         }
     }
+    let subscription = out.kind.as_ref().filter(|k| k.value == Kind::Subscription);
+    match subscription {
+        Some(kind) if out.unsubscribe.is_none() => cx.error_at(
+            kind.span,
+            "a subscription needs its unsubscribe method: add `unsubscribe = \"...\"`, \
+             like `#[rpc(subscription = \"subscribe_ticks\", unsubscribe = \"unsubscribe_ticks\")]`",
+        ),
+        None if out.kind.is_some() => {
+            for (key, name) in [(UNSUBSCRIBE, &out.unsubscribe), (ITEMS, &out.items)] {
+                if let Some(name) = name {
+                    cx.error_at(
+                        name.span,
+                        format!("`{key}` belongs to a `subscription`, and this method is not one"),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
     // #[rpc()]
     if out.kind.is_none() && !reported {
         if let Some(attr) = attrs.iter().find(|a| is_rpc(a)) {
             cx.error_spanned_by(
                 attr,
-                "expected `request` or `notification` in `#[rpc(...)]`, like `#[rpc(request = \"add\")]`",
+                "expected `request`, `notification` or `subscription` in `#[rpc(...)]`, like `#[rpc(request = \"add\")]`",
             );
         }
     }

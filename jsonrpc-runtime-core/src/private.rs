@@ -206,6 +206,20 @@ pub fn request<'a, R, E, P>(
     crate::peer::Call::new(peer, method, params)
 }
 
+/// A client's subscription: subscribes with the default options.
+pub async fn subscribe<T, E>(
+    peer: &Peer,
+    method: &str,
+    params: impl serde::Serialize,
+    unsubscribe: &str,
+) -> Result<crate::peer::Subscription<T>, CallError<E>>
+where
+    E: RpcError + Send + 'static,
+{
+    peer.subscribe_with(method, params, unsubscribe, Default::default())
+        .await
+}
+
 /// What a method's return type means on the wire, decided by the compiler:
 /// `Split<true>` for a `Result` (however it is written: an alias works),
 /// `Split<false>` for any other value, which cannot fail.

@@ -194,6 +194,7 @@ impl ServiceGen<'_> {
             let what = match m.method.kind {
                 Kind::Request => "Calls",
                 Kind::Notification => "Notifies",
+                Kind::Subscription => "Subscribes with",
             };
             let doc = format!(" {what} `{wire}` on the other side.");
             quote!(#[doc = #doc])
@@ -233,6 +234,47 @@ impl ServiceGen<'_> {
                     }
 
                     #progress_variants
+                }
+            }
+            Kind::Subscription => {
+                let err = &m.ret.err;
+                let item = m.method.subscription.as_ref().map_or(quote!(()), |p| {
+                    let item = p.item;
+                    quote!(#item)
+                });
+                let unsubscribe = m.method.subscription.as_ref().map(|p| &p.unsubscribe);
+                let body = if self.stub {
+                    quote!(::core::unreachable!())
+                } else {
+                    let (def, value) = self.params_value(m);
+                    quote! {
+                        #def
+                        ::jsonrpc_runtime::__private::subscribe::<#item, #err>(
+                            &self.__peer, #wire, #value, #unsubscribe,
+                        ).await
+                    }
+                };
+                quote! {
+                    #(#cfgs)*
+                    #(#deprecated)*
+                    #(#docs)*
+                    #default_doc
+                    ///
+                    /// Returns the subscription's typed stream of items
+                    /// (`jsonrpc_runtime::peer::Subscription`), which unsubscribes when dropped.
+                    ///
+                    /// # Errors
+                    ///
+                    /// As a call: every way it can fail is a `jsonrpc_runtime::CallError`
+                    /// variant; the method's own errors come back as `CallError::Domain`.
+                    #vis async fn #ident(&self, #(#args),*) -> ::core::result::Result<
+                        ::jsonrpc_runtime::peer::Subscription<#item>,
+                        ::jsonrpc_runtime::CallError<#err>,
+                    >
+                    #where_clause
+                    {
+                        #body
+                    }
                 }
             }
             Kind::Notification => {

@@ -590,6 +590,15 @@ fn requirements(m: &Method<'_>, ret: &ReturnGen) -> Vec<TokenStream> {
             ));
         }
     }
+    if let Some(parts) = &m.subscription {
+        out.push(data_requirement(parts.item));
+        if let Some(ty) = m.output.ty() {
+            out.push(respan(
+                quote!(#ty: ::jsonrpc_runtime::router::SubscriptionResult),
+                ty.span(),
+            ));
+        }
+    }
     out
 }
 

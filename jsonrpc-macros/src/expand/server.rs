@@ -122,7 +122,17 @@ impl ServiceGen<'_> {
             .zip(&cfgs)
             .map(|((m, field), cfgs)| {
                 let wire = m.wire;
-                quote!(#(#cfgs)* #wire => ::core::option::Option::Some(&self.#field),)
+                match &m.method.subscription {
+                    // The subscribe and the unsubscribe route.
+                    Some(parts) => {
+                        let unsubscribe = &parts.unsubscribe;
+                        quote! {
+                            #(#cfgs)* #wire => ::core::option::Option::Some(&self.#field[0]),
+                            #(#cfgs)* #unsubscribe => ::core::option::Option::Some(&self.#field[1]),
+                        }
+                    }
+                    None => quote!(#(#cfgs)* #wire => ::core::option::Option::Some(&self.#field),),
+                }
             });
         let routes = self
             .methods
@@ -133,13 +143,26 @@ impl ServiceGen<'_> {
                 let route = self.route(m);
                 quote!(#(#cfgs)* let #field = #route;)
             });
-        let field_decls = fields
+        let field_decls = self
+            .methods
             .iter()
+            .zip(&fields)
             .zip(&cfgs)
-            .map(|(field, cfgs)| quote!(#(#cfgs)* #field: ::jsonrpc_runtime::__private::Route,));
-        let pushes = fields.iter().zip(&cfgs).map(
-            |(field, cfgs)| quote!(#(#cfgs)* __all.push(::core::clone::Clone::clone(&#field));),
-        );
+            .map(|((m, field), cfgs)| {
+                let route = quote!(::jsonrpc_runtime::__private::Route);
+                match m.method.subscription {
+                    Some(_) => quote!(#(#cfgs)* #field: [#route; 2],),
+                    None => quote!(#(#cfgs)* #field: #route,),
+                }
+            });
+        let pushes = self.methods.iter().zip(&fields).zip(&cfgs).map(|((m, field), cfgs)| {
+            match m.method.subscription {
+                Some(_) => quote! {
+                    #(#cfgs)* ::core::iter::Extend::extend(&mut __all, ::core::clone::Clone::clone(&#field));
+                },
+                None => quote!(#(#cfgs)* __all.push(::core::clone::Clone::clone(&#field));),
+            }
+        });
         let inits = fields
             .iter()
             .zip(&cfgs)
@@ -234,11 +257,32 @@ impl ServiceGen<'_> {
             let fields = (0..m.method.args.len()).map(|i| format_ident!("__f{}", i));
             quote!(#(__params.#fields),*)
         };
+        let pending_arg = m.method.subscription.as_ref().map(|_| quote!(__pending,));
         let call = quote! {
-            <Self as #trait_ident #generics>::#ident(&*__this, #ctx_arg #args).await
+            <Self as #trait_ident #generics>::#ident(&*__this, #ctx_arg #pending_arg #args).await
         };
+        if let Some(parts) = &m.method.subscription {
+            let (items, unsubscribe, item) = (&parts.items, &parts.unsubscribe, parts.item);
+            return quote! {
+                {
+                    let __this = ::core::clone::Clone::clone(&__this);
+                    #private::Route::subscription(
+                        #wire,
+                        #items,
+                        #unsubscribe,
+                        move |__params: #params_ty,
+                              __pending: ::jsonrpc_runtime::router::PendingSubscription<#item>,
+                              __ctx: ::jsonrpc_runtime::Context| {
+                            let __this = ::core::clone::Clone::clone(&__this);
+                            async move { #call }
+                        },
+                    )
+                }
+            };
+        }
         let (constructor, body) = match m.method.kind {
             Kind::Notification => (quote!(notification), quote!({ #call; })),
+            Kind::Subscription => unreachable!("a subscription's route is built above"),
             Kind::Request => {
                 let ty = &m.ret.ty;
                 let is_result = &m.ret.is_result;
