@@ -6,7 +6,9 @@
 //! the client (`test/roundtrip`, `test/notifyMe`), `test/progress {token, n}`
 //! (n `$/progress` notifications, then the answer), `test/slow {ms}`
 //! (cancellable with `$/cancelRequest`, answered -32800), `test/caller`
-//! (the caller's address and `X-Forwarded-For` header), and
+//! (the caller's address and `X-Forwarded-For` header), the subscription
+//! `subscribe_ticks {interval_ms, count}` (notifications `ticks` with 1, 2,
+//! 3, .., in jsonrpsee's format; `unsubscribe_ticks [id]` ends it), and
 //! `initialize`/`initialized`/`shutdown`/`exit`. The methods are one `#[rpc]`
 //! trait, so the conformance tests cover generated code; `rpc.discover`
 //! answers with their OpenRPC document.
@@ -64,7 +66,7 @@ use jsonrpc_runtime::codec::Framing;
 use jsonrpc_runtime::connection::PeerAddr;
 use jsonrpc_runtime::openrpc::Document;
 use jsonrpc_runtime::policy::{CancellationPolicy, SharedBudget};
-use jsonrpc_runtime::router::Metrics;
+use jsonrpc_runtime::router::{Metrics, PendingSubscription, SubscriptionClosed};
 use jsonrpc_runtime::server::{shutdown_all, HttpListener, Listener};
 use jsonrpc_runtime::tls::ServerTls;
 use jsonrpc_runtime::transport::{
@@ -269,6 +271,21 @@ trait SpecServer {
     async fn caller(&self, ctx: Context) -> Value;
 
     /// The LSP handshake (`--lsp` requires it first).
+    /// `count` notifications `ticks` carrying 1, 2, 3, .., `interval_ms`
+    /// apart (`count` 0: until unsubscribed; `interval_ms` 0: as fast as
+    /// the client reads).
+    #[rpc(
+        subscription = "subscribe_ticks",
+        items = "ticks",
+        unsubscribe = "unsubscribe_ticks"
+    )]
+    async fn ticks(
+        &self,
+        pending: PendingSubscription<u64>,
+        interval_ms: u64,
+        count: u64,
+    ) -> Result<(), SubscriptionClosed>;
+
     #[rpc(request = "initialize")]
     async fn initialize(&self, #[rpc(params)] params: Option<Box<RawValue>>) -> Value;
 
@@ -370,6 +387,26 @@ impl SpecServer for Arc<Spec> {
             // the client sent (see docs/deploy.md).
             "forwardedFor": connection.header("x-forwarded-for"),
         })
+    }
+
+    async fn ticks(
+        &self,
+        pending: PendingSubscription<u64>,
+        interval_ms: u64,
+        count: u64,
+    ) -> Result<(), SubscriptionClosed> {
+        let sink = pending.accept().await?;
+        let mut interval =
+            (interval_ms > 0).then(|| tokio::time::interval(Duration::from_millis(interval_ms)));
+        let mut n = 0u64;
+        while count == 0 || n < count {
+            if let Some(interval) = interval.as_mut() {
+                interval.tick().await;
+            }
+            n += 1;
+            sink.send(&n).await?;
+        }
+        Ok(())
     }
 
     async fn initialize(&self, _: Option<Box<RawValue>>) -> Value {

@@ -502,3 +502,57 @@ async fn subscriptions_are_refused_over_http_and_inside_a_batch() {
         .contains("inside a batch"));
     assert_eq!(answers[1]["result"], false);
 }
+
+/// spec_server's `subscribe_ticks` over WebSocket and TCP: by name and by
+/// position, a bounded count and an endless one unsubscribed.
+#[tokio::test]
+async fn spec_server_ticks_over_websocket_and_tcp() {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut child = tokio::process::Command::new(tests::example_path("spec_server"))
+        .args(["--ws", "127.0.0.1:0", "--tcp", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let lines = tests::listening_lines(&mut stderr, 2).await;
+    let ws = lines.iter().find(|l| l.starts_with("ws://")).unwrap();
+    let tcp = lines.iter().find_map(|l| l.strip_prefix("tcp ")).unwrap();
+    let clients = [
+        Peer::spawn(WebSocketConnector::new(ws.clone()).connect().await.unwrap()),
+        Peer::spawn(
+            TcpConnector::new(tcp.parse::<std::net::SocketAddr>().unwrap())
+                .connect()
+                .await
+                .unwrap(),
+        ),
+    ];
+    for client in clients {
+        let mut ticks = client
+            .subscribe::<u64>(
+                "subscribe_ticks",
+                json!({"interval_ms": 1, "count": 3}),
+                "unsubscribe_ticks",
+            )
+            .await
+            .unwrap();
+        let mut seen = Vec::new();
+        while let Some(n) = tokio::time::timeout(ANSWER_TIMEOUT, ticks.next())
+            .await
+            .unwrap()
+        {
+            seen.push(n.unwrap());
+        }
+        assert_eq!(seen, [1, 2, 3]);
+        let mut endless = client
+            .subscribe::<u64>("subscribe_ticks", [0, 0], "unsubscribe_ticks")
+            .await
+            .unwrap();
+        for expected in 1..=1000 {
+            assert_eq!(endless.next().await.unwrap().unwrap(), expected);
+        }
+        assert!(endless.unsubscribe().await.unwrap());
+        client.close(Duration::from_secs(1)).await;
+    }
+}

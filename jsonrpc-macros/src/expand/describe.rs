@@ -82,9 +82,13 @@ fn describe(m: &MethodGen<'_>) -> TokenStream {
             quote!(::std::vec::Vec::new()),
         )
     } else {
-        let ok = &m.ret.ok;
+        // A subscription's answer is its id.
+        let ok = match m.method.kind {
+            Kind::Subscription => quote!(::jsonrpc_runtime::Id),
+            _ => m.ret.ok.clone(),
+        };
         let err = &m.ret.err;
-        let schema = schema_fn(ok);
+        let schema = schema_fn(&ok);
         (
             quote!(::core::option::Option::Some(#schema)),
             quote!(<#err as ::jsonrpc_runtime::RpcError>::documented_errors()),
