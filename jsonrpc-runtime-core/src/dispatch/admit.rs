@@ -207,6 +207,12 @@ impl Reader {
                 waiting.slot.complete(outcome)
             }
             None => match outcome {
+                // A batch refused as a whole fails its calls.
+                Outcome::Error(error)
+                    if id.is_null() && shared.sent_batches.refused(shared, &error) =>
+                {
+                    tracing::debug!(%error, "the other side refused a batch we sent")
+                }
                 Outcome::Error(error) if id.is_null() => {
                     tracing::warn!(%error, "the other side could not read a message we sent")
                 }

@@ -144,6 +144,13 @@ impl<'p, R, E, P> Call<'p, R, E, P> {
     }
 }
 
+impl<'p, R, E, P> Call<'p, R, E, P> {
+    /// The call's parts, for a batch: its peer, method, params and options.
+    pub(super) fn into_parts(self) -> (&'p Peer, &'p str, P, CallOptions) {
+        (self.peer, self.method, self.params, self.options)
+    }
+}
+
 impl<'p, R, E, P> Call<'p, R, E, P>
 where
     R: DeserializeOwned + Send + 'static,
@@ -503,6 +510,27 @@ enum Started<R, E> {
     Failed(CallError<E>),
     Waiting(Receiver<R, E>),
     Done,
+}
+
+impl<R, E> PendingCall<R, E> {
+    /// A call registered under `id` (its frame sent, or to be sent, by the
+    /// caller), or one that failed before it could be.
+    pub(super) fn registered(
+        shared: Arc<Shared>,
+        id: Id,
+        rx: Result<Receiver<R, E>, CallError<E>>,
+        timeout: Option<Duration>,
+    ) -> Self {
+        PendingCall {
+            shared,
+            id,
+            state: match rx {
+                Ok(rx) => Started::Waiting(rx),
+                Err(error) => Started::Failed(error),
+            },
+            sleep: timeout.map(|limit| Box::pin(crate::rt::sleep(limit))),
+        }
+    }
 }
 
 impl<R, E> fmt::Debug for PendingCall<R, E> {

@@ -32,6 +32,7 @@ use crate::connection::ConnectionInfo;
 use crate::id::Id;
 use crate::message::Dialect;
 
+mod batch;
 mod call;
 mod error;
 mod futures;
@@ -44,6 +45,7 @@ mod served;
 mod subscribe;
 mod writer;
 
+pub use self::batch::Batch;
 pub use self::call::CallOptions;
 pub(crate) use self::call::{ids_from, IdSource};
 pub use self::error::{CallError, CloseReason, SendError};
@@ -187,6 +189,8 @@ pub(crate) struct Shared {
     served: Mutex<ServedTable>,
     /// Subscriptions this side opened.
     pub(crate) subscribed: Arc<ClientTable>,
+    /// Batches this side sent whose calls may still wait.
+    pub(crate) sent_batches: batch::SentBatches,
 }
 
 /// A number for a new connection, unique in the process: the `connection`
@@ -238,6 +242,7 @@ impl Shared {
             next_token: AtomicU64::new(1),
             served: Mutex::new(ServedTable::default()),
             subscribed: Arc::new(ClientTable::default()),
+            sent_batches: batch::SentBatches::default(),
         }
     }
 

@@ -244,6 +244,10 @@ impl PendingTable {
         }
     }
 
+    pub(crate) fn contains(&self, id: &Id) -> bool {
+        self.lock().slots.contains_key(id)
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.lock().slots.is_empty()
     }
