@@ -37,7 +37,7 @@ pub mod __seam;
 // The modules in alphabetical order (rustfmt's); the layers, bottom up,
 // are: `id`, `codec`, `message` (the wire model, its errors included),
 // `connection`, `policy`, `config`, `trace`, `transport`, `peer`,
-// `context`, `router`, `dispatch`, `openrpc`. A module imports only from
+// `context`, `router`, `dispatch`, `openrpc`, `reconnect`. A module imports only from
 // those below it.
 pub mod codec;
 pub mod config;
@@ -49,6 +49,7 @@ pub mod message;
 pub mod openrpc;
 pub mod peer;
 pub mod policy;
+pub mod reconnect;
 pub mod router;
 mod rt;
 mod trace;

@@ -112,7 +112,7 @@ pub mod __private;
 // crate adds, above them: the transports over sockets and processes
 // (`transport`), `tls`, `server`; `error` indexes the errors of all.
 pub use jsonrpc_runtime_core::{
-    codec, config, connection, context, message, openrpc, peer, policy, router,
+    codec, config, connection, context, message, openrpc, peer, policy, reconnect, router,
 };
 pub mod error;
 cfg_feature! { "server",

@@ -102,6 +102,16 @@ pub enum CallError<E = Infallible> {
     /// A message could not be sent for another reason (a notification sent
     /// with `?` in a function that returns `CallError`).
     NotSent(SendError),
+    /// The connection was lost after the call was sent and before its
+    /// answer came: the other side may or may not have run it. A
+    /// [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer) never sends
+    /// it again by itself.
+    Interrupted(CloseReason),
+    /// A [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer) had no
+    /// connection (and was not asked to wait for one, or waited its time):
+    /// the call was never sent. Carries the last failure to connect, if
+    /// there was one.
+    NotConnected(Option<Arc<TransportError>>),
     /// A layer of the config's
     /// [`outbound_layer`](crate::PeerBuilder::outbound_layer) stack failed the
     /// call with an error of its own (a rate limit, a circuit breaker).
@@ -154,6 +164,13 @@ impl<E: fmt::Debug> fmt::Display for CallError<E> {
             CallError::DuplicateId(id) => write!(f, "the id {id} is already waiting for an answer"),
             CallError::NotSent(e) => fmt::Display::fmt(e, f),
             CallError::Layer(e) => write!(f, "an outbound layer failed the call: {e}"),
+            CallError::Interrupted(reason) => write!(
+                f,
+                "the connection was lost before the answer came ({reason}): \
+                 the call may or may not have run"
+            ),
+            CallError::NotConnected(Some(e)) => write!(f, "not sent: not connected ({e})"),
+            CallError::NotConnected(None) => f.write_str("not sent: not connected"),
         }
     }
 }
@@ -163,7 +180,9 @@ impl<E: fmt::Debug> std::error::Error for CallError<E> {
         match self {
             CallError::Rpc(e) | CallError::InvalidResponse(e) => Some(e),
             CallError::InvalidParams(e) | CallError::InvalidResult(e) => Some(e),
-            CallError::Closed(CloseReason::Transport(e)) => Some(&**e),
+            CallError::Closed(CloseReason::Transport(e))
+            | CallError::Interrupted(CloseReason::Transport(e))
+            | CallError::NotConnected(Some(e)) => Some(&**e),
             CallError::NotSent(e) => Some(e),
             CallError::Layer(e) => Some(&**e),
             _ => None,

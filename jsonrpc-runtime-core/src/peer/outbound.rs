@@ -144,5 +144,7 @@ fn retyped<E: RpcError>(error: CallError<Infallible>) -> CallError<E> {
         CallError::DuplicateId(id) => CallError::DuplicateId(id),
         CallError::NotSent(e) => CallError::NotSent(e),
         CallError::Layer(e) => CallError::Layer(e),
+        CallError::Interrupted(reason) => CallError::Interrupted(reason),
+        CallError::NotConnected(e) => CallError::NotConnected(e),
     }
 }

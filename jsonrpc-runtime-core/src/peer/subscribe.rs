@@ -299,7 +299,8 @@ impl SubscribeOptions {
 }
 
 /// Why a [`Subscription`] yields an error. After any of them but
-/// [`InvalidItem`](SubscriptionError::InvalidItem) the stream ends.
+/// [`InvalidItem`](SubscriptionError::InvalidItem) and
+/// [`Reconnected`](SubscriptionError::Reconnected) the stream ends.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum SubscriptionError {
@@ -314,6 +315,11 @@ pub enum SubscriptionError {
     Lagged(usize),
     /// The connection closed.
     Closed(CloseReason),
+    /// The connection was lost and a
+    /// [`ReconnectingSubscription`](crate::reconnect::ReconnectingSubscription)
+    /// opened the subscription again on the next one: items the other side
+    /// sent in between are missing. The stream goes on.
+    Reconnected,
 }
 
 impl fmt::Display for SubscriptionError {
@@ -326,6 +332,9 @@ impl fmt::Display for SubscriptionError {
                 "items came faster than they were read ({n} unread); the subscription was dropped"
             ),
             SubscriptionError::Closed(reason) => write!(f, "the connection closed: {reason}"),
+            SubscriptionError::Reconnected => f.write_str(
+                "the connection was lost and the subscription opened again: items may be missing",
+            ),
         }
     }
 }

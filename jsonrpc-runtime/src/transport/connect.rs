@@ -114,6 +114,7 @@ pub mod kind {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
+#[derive(Clone)]
 pub struct Connector<K> {
     pub(crate) target: K,
     pub(crate) codec: FramingCodec,

@@ -33,6 +33,28 @@ use crate::connection::PeerAddr;
 pub type TcpConnector = Connector<kind::Tcp>;
 
 impl Connector<kind::Tcp> {
+    /// A client that connects through this connector, and again each
+    /// time the connection is lost: see
+    /// [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::transport::TcpConnector;
+    ///
+    /// # async fn demo() -> Result<(), jsonrpc_runtime::CallError> {
+    /// let client = TcpConnector::new("127.0.0.1:7000")
+    ///     .reconnecting()
+    ///     .queue_for(Duration::from_secs(5))
+    ///     .spawn();
+    /// let sum: i64 = client.call("add", [2, 3]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reconnecting(self) -> crate::reconnect::ReconnectBuilder {
+        crate::reconnect::ReconnectingPeer::builder(move || self.clone().connect())
+    }
+
     /// A connector to `addr` (`host:port`; a `SocketAddr`), framed
     /// newline-delimited unless [`codec`](Self::codec) says otherwise.
     pub fn new(addr: impl fmt::Display) -> Self {

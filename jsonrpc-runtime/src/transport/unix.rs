@@ -36,6 +36,28 @@ pub type UnixConnector = Connector<kind::Unix>;
 
 #[cfg_attr(docsrs, doc(cfg(unix)))]
 impl Connector<kind::Unix> {
+    /// A client that connects through this connector, and again each
+    /// time the connection is lost: see
+    /// [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::transport::UnixConnector;
+    ///
+    /// # async fn demo() -> Result<(), jsonrpc_runtime::CallError> {
+    /// let client = UnixConnector::new("/tmp/rpc.sock")
+    ///     .reconnecting()
+    ///     .queue_for(Duration::from_secs(5))
+    ///     .spawn();
+    /// let sum: i64 = client.call("add", [2, 3]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reconnecting(self) -> crate::reconnect::ReconnectBuilder {
+        crate::reconnect::ReconnectingPeer::builder(move || self.clone().connect())
+    }
+
     /// A connector to the socket at `path`, framed newline-delimited unless
     /// [`codec`](Self::codec) says otherwise.
     pub fn new(path: impl AsRef<Path>) -> Self {

@@ -102,6 +102,28 @@ pub type WebSocketConnector = Connector<kind::WebSocket>;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
 impl Connector<kind::WebSocket> {
+    /// A client that connects through this connector, and again each
+    /// time the connection is lost: see
+    /// [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::transport::WebSocketConnector;
+    ///
+    /// # async fn demo() -> Result<(), jsonrpc_runtime::CallError> {
+    /// let client = WebSocketConnector::new("ws://127.0.0.1:7000/")
+    ///     .reconnecting()
+    ///     .queue_for(Duration::from_secs(5))
+    ///     .spawn();
+    /// let sum: i64 = client.call("add", [2, 3]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reconnecting(self) -> crate::reconnect::ReconnectBuilder {
+        crate::reconnect::ReconnectingPeer::builder(move || self.clone().connect())
+    }
+
     /// Connects and runs the handshake; for `wss://`, the TLS handshake
     /// first (ALPN `http/1.1`), checking the server's certificate against
     /// the [`tls`](Self::tls) roots and the URL's host.
