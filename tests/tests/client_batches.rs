@@ -130,7 +130,7 @@ async fn a_batch_over_http() {
     let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
     let addr = acceptor.local_addr().unwrap();
     let server = HttpListener::new(acceptor).spawn(router());
-    let transport = HttpConnector::new(&format!("http://{addr}/"))
+    let transport = HttpConnector::new(format!("http://{addr}/"))
         .connect()
         .await
         .unwrap();
