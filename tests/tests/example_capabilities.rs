@@ -1,8 +1,8 @@
 //! The one-capability examples run as programs, each with no arguments (it
 //! serves and calls itself, and exits non-zero when an answer is not the
-//! expected one): `http_server`, `tls`, `middleware`, `openrpc`, `record`;
-//! and a session written by `record` played back by `replay` against
-//! `record --serve` over TCP.
+//! expected one): `http_server`, `tls`, `middleware`, `openrpc`, `pubsub`,
+//! `record`; and a session written by `record` played back by `replay`
+//! against `record --serve` over TCP.
 #![cfg(unix)]
 
 use std::process::{Output, Stdio};
@@ -81,6 +81,23 @@ async fn openrpc_serves_a_document_with_schemas() {
         serde_json::json!(["x", "y"]),
         "{document}"
     );
+}
+
+#[tokio::test]
+async fn pubsub_subscribes_batches_and_reconnects_across_a_restart() {
+    let out = run("pubsub", &[]).await;
+    for line in [
+        "subscription 1: Tick { symbol: \"RUST\", seq: 3",
+        "unsubscribed: true",
+        "refused subscription: UnknownSymbol",
+        "batch: RUST = 10000, JSON = 4200, NOPE = Err(",
+        "gap marker: items may have been missed",
+        "after the restart: seq 1 (a new subscription)",
+        "quote after the restart: 10000",
+        "done",
+    ] {
+        assert!(out.contains(line), "{line:?} in\n{out}");
+    }
 }
 
 #[tokio::test]
