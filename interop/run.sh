@@ -3,14 +3,16 @@
 # TypeScript and Python SDKs (over stdio and Streamable HTTP),
 # vscode-jsonrpc, three LSP clients against lsp_server (pygls's
 # LanguageClient, vscode-languageclient headless, Neovim's built-in client),
-# jsonrpsee's HTTP client, and the official OpenRPC meta-schema. Needs
-# Node.js 18+, npm and Python 3.10+ with venv; installs the client libraries
-# from npm and PyPI into a scratch directory (default /tmp/jsonrpc-interop,
-# or $INTEROP_DIR), Neovim with apt-get when `nvim` is missing (the Neovim
-# check is skipped, saying so, only when that fails), and builds the
-# jsonrpsee check (interop/jsonrpsee-client, a workspace of its own) into the
-# same target directory as the examples. Not part of `cargo test`. Exits
-# non-zero at the first failed check.
+# jsonrpsee's HTTP client, jsonrpsee's WebSocket client and server
+# (subscriptions both ways: theirs against spec_server, ours against theirs),
+# and the official OpenRPC meta-schema. Needs Node.js 18+, npm and Python
+# 3.10+ with venv; installs the client libraries from npm and PyPI into a
+# scratch directory (default /tmp/jsonrpc-interop, or $INTEROP_DIR), Neovim
+# with apt-get when `nvim` is missing (the Neovim check is skipped, saying
+# so, only when that fails), and builds the two jsonrpsee checks
+# (interop/jsonrpsee-client, a workspace of its own) into the same target
+# directory as the examples. Not part of `cargo test`. Exits non-zero at the
+# first failed check.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${INTEROP_DIR:-/tmp/jsonrpc-interop}
@@ -58,8 +60,15 @@ if [ "$neovim" -eq 77 ]; then
 elif [ "$neovim" -ne 0 ]; then
     exit "$neovim"
 fi
-echo "== jsonrpsee-http-client $(awk '/^name = "jsonrpsee-http-client"/ { getline; gsub(/"/, "", $3); print $3 }' "$repo/interop/jsonrpsee-client/Cargo.lock")"
+# A crate's version in the jsonrpsee checks' Cargo.lock.
+lockversion() {
+    awk -v name="$1" '$0 == "name = \"" name "\"" { getline; gsub(/"/, "", $3); print $3 }' \
+        "$repo/interop/jsonrpsee-client/Cargo.lock"
+}
+echo "== jsonrpsee-http-client $(lockversion jsonrpsee-http-client)"
 "$target/debug/jsonrpsee-client-interop" "$bin/spec_server"
+echo "== jsonrpsee WebSocket client and server $(lockversion jsonrpsee-ws-client) (jsonrpsee-server $(lockversion jsonrpsee-server))"
+"$target/debug/jsonrpsee-ws-interop" "$bin/spec_server"
 echo "== OpenRPC meta-schema: @open-rpc/schema-utils-js $(version @open-rpc/schema-utils-js) (spec-types $(version @open-rpc/spec-types)), @open-rpc/meta-schema $(version @open-rpc/meta-schema), ajv $(version ajv), ajv-formats $(version ajv-formats)"
 node openrpc_check.mjs "$bin/spec_server" "$bin/calculator"
 echo "interop: every check passed"
