@@ -556,3 +556,51 @@ async fn spec_server_ticks_over_websocket_and_tcp() {
         client.close(Duration::from_secs(1)).await;
     }
 }
+
+/// A server that ends a subscription with a string for its error (what
+/// jsonrpsee's servers send for an error given as text): the stream ends
+/// with that string as the message.
+#[tokio::test]
+async fn a_close_with_a_string_error_ends_the_stream_with_that_message() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = BufReader::new(read).lines();
+        let request: serde_json::Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(request["method"], "subscribe_count");
+        let id = &request["id"];
+        let frames = [
+            json!({"jsonrpc":"2.0","id":id,"result":"a1"}),
+            json!({"jsonrpc":"2.0","method":"count","params":{"subscription":"a1","result":1}}),
+            json!({"jsonrpc":"2.0","method":"count","params":{"subscription":"a1","error":"counted to 1"}}),
+        ];
+        for frame in frames {
+            write
+                .write_all(format!("{frame}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        // Hold the connection open until the client goes.
+        while let Ok(Some(_)) = lines.next_line().await {}
+    });
+    let client = Peer::spawn(TcpConnector::new(addr).connect().await.unwrap());
+    let mut sub = client
+        .subscribe::<u64>("subscribe_count", (), "unsubscribe_count")
+        .await
+        .unwrap();
+    assert_eq!(sub.next().await.unwrap().unwrap(), 1);
+    match sub.next().await {
+        Some(Err(SubscriptionError::Ended(error))) => {
+            assert_eq!(error.message, "counted to 1");
+            assert_eq!(error.code.0, -32603);
+        }
+        other => panic!("expected the end with the string, got {other:?}"),
+    }
+    assert!(sub.next().await.is_none());
+    client.close(Duration::from_secs(1)).await;
+    server.await.unwrap();
+}

@@ -306,7 +306,15 @@ async fn read(shared: &Arc<Shared>, reader: &mut Reader, inbound: &mut BoxStream
         match next.await {
             Some(Some(Ok(frame))) => {
                 crate::trace::frame_in(shared.connection, &frame);
-                reader.on_frame(frame).await
+                reader.on_frame(frame).await;
+                if shared.subscribed.take_pressure() {
+                    // A subscription's queue is filling from one burst:
+                    // its consumer may be a task of this thread.
+                    if std::mem::take(&mut holding) {
+                        shared.outbox.release();
+                    }
+                    tokio::task::yield_now().await;
+                }
             }
             Some(Some(Err(e))) => break End::Failed(e),
             Some(None) => break End::Eof,

@@ -43,11 +43,22 @@ pub(crate) struct ClientTable {
     used: AtomicBool,
     /// Keyed by ids the other side chose: a keyed hash.
     inboxes: Mutex<HashMap<Id, Arc<Inbox>>>,
+    /// An item left its subscription's queue half full or more: the
+    /// reader yields once before its next frame, so a consumer on the same
+    /// thread gets to read before the queue fills (a burst read in one go
+    /// can hold thousands of items).
+    pressure: AtomicBool,
 }
 
 impl ClientTable {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Id, Arc<Inbox>>> {
         self.inboxes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether an item delivered since the last call left its queue half
+    /// full or more; clears it.
+    pub(crate) fn take_pressure(&self) -> bool {
+        self.pressure.load(Ordering::Relaxed) && self.pressure.swap(false, Ordering::Relaxed)
     }
 
     /// Hands a notification's item to its subscription; true if `params`
@@ -65,7 +76,10 @@ impl ClientTable {
         };
         let ended = match (payload.result, payload.error) {
             (Some(item), None) => {
-                if inbox.push(item) {
+                if let Some(queued) = inbox.push(item) {
+                    if queued >= inbox.capacity.div_ceil(2) {
+                        self.pressure.store(true, Ordering::Relaxed);
+                    }
                     return true;
                 }
                 unsubscribe_now(shared, &payload.subscription, &inbox.unsubscribe);
@@ -73,8 +87,13 @@ impl ClientTable {
             }
             (None, Some(error)) if error.get() == "null" => inbox.end(End::Finished),
             (None, Some(error)) => {
-                let error = serde_json::from_str::<ErrorObject>(error.get())
-                    .unwrap_or_else(|_| ErrorObject::new(-32603, error.get().to_owned()));
+                // An error object, or (as jsonrpsee's servers send for an
+                // error given as text) a string: then that is the message.
+                let error = serde_json::from_str::<ErrorObject>(error.get()).unwrap_or_else(|_| {
+                    let message = serde_json::from_str::<String>(error.get())
+                        .unwrap_or_else(|_| error.get().to_owned());
+                    ErrorObject::new(-32603, message)
+                });
                 inbox.end(End::Failed(error))
             }
             _ => return false,
@@ -156,25 +175,26 @@ impl Inbox {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues an item; false if the queue was full (the subscription then
-    /// ends as lagged).
-    fn push(&self, item: &RawValue) -> bool {
+    /// Queues an item and says how many are queued; `None` if the queue
+    /// was full (the subscription then ends as lagged).
+    fn push(&self, item: &RawValue) -> Option<usize> {
         let mut state = self.lock();
         if state.end.is_some() {
-            return true;
+            return Some(0);
         }
-        let full = state.items.len() >= self.capacity;
-        if full {
+        let queued = if state.items.len() >= self.capacity {
             state.end = Some(End::Lagged(self.capacity));
+            None
         } else {
             state.items.push_back(item.to_owned());
-        }
+            Some(state.items.len())
+        };
         let waker = state.waker.take();
         drop(state);
         if let Some(waker) = waker {
             waker.wake();
         }
-        !full
+        queued
     }
 
     /// Ends the subscription unless it has ended; true if this ended it.
