@@ -20,8 +20,8 @@
 #      nginx, not 502, and the instance stays in rotation;
 #   5. steady phase: JSON-RPC over HTTP from many keep-alive clients, MCP
 #      sessions (initialize, notifications/initialized, tools/call..., DELETE)
-#      and WebSocket connections (the `load` example), all through nginx,
-#      every answer checked;
+#      and WebSocket connections and keep-alive HTTP clients of the `load`
+#      example, all through nginx, every answer checked;
 #   6. drain phase: the same HTTP and MCP load, and meanwhile SIGTERM to
 #      instance 1 (its spec_server and its mcp_server); waits for both to
 #      exit, then lets the load run on the survivors;
@@ -40,6 +40,10 @@ HTTP_CLIENTS=32
 MCP_SESSIONS=24
 WS_CONNECTIONS=4
 WS_CALLS=20000
+# `load --http` beside the Python clients: one process, keep-alive POSTs
+# through nginx, every id's answer counted.
+HTTP_LOAD_CLIENTS=2
+HTTP_LOAD_CALLS=5000
 PRINT_CONFIG=0
 KEEP=${SCALE_OUT_KEEP:-0}
 
@@ -247,6 +251,13 @@ for c in $(seq "$WS_CONNECTIONS"); do
     ws_jobs+=($!)
     ws_files+=("$RUN/ws$c.json")
 done
+http_files=()
+for c in $(seq "$HTTP_LOAD_CLIENTS"); do
+    "$bin/load" --http "http://$NGINX_ADDR/" --method subtract --params '[42,23]' \
+        --calls "$HTTP_LOAD_CALLS" --in-flight 16 --json >"$RUN/http$c.json" 2>"$RUN/http$c.err" &
+    ws_jobs+=($!)
+    http_files+=("$RUN/http$c.json")
+done
 clients phase --port "$BASE_PORT" --http-clients "$HTTP_CLIENTS" --mcp-sessions "$MCP_SESSIONS" \
     --seconds "$STEADY_SECONDS" --out "$RUN/steady.json"
 for job in "${ws_jobs[@]}"; do
@@ -302,7 +313,8 @@ fi
 note_args=()
 for note in "${notes[@]}"; do note_args+=(--note "$note"); done
 status=0
-clients report --steady "$RUN/steady.json" --drain "$RUN/drain.json" --ws "${ws_files[@]}" "${note_args[@]}" || status=$?
+clients report --steady "$RUN/steady.json" --drain "$RUN/drain.json" --ws "${ws_files[@]}" \
+    --load-http "${http_files[@]}" "${note_args[@]}" || status=$?
 if ((spec_status != 0 || mcp_status != 0)); then
     say "FAILED: a drained server did not exit 0"
     status=1

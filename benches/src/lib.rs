@@ -11,6 +11,7 @@
 #![allow(missing_docs, clippy::missing_panics_doc)]
 
 pub mod alloc;
+pub mod feeds;
 pub mod floor;
 pub mod http;
 pub mod jsonrpsee_side;

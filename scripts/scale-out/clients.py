@@ -550,25 +550,29 @@ def report(args):
         if result.get("timed_out") or result.get("stuck_threads"):
             failures.append(f"{name}: the load clients did not stop in time")
 
-    ws_calls = ws_ok = ws_lost = ws_dup = 0
-    for path in args.ws:
-        try:
-            summary = load_json(path)
-        except (OSError, ValueError) as e:
-            failures.append(f"WebSocket: no summary in {path}: {e}")
+    for label, paths in (("WebSocket", args.ws), ("HTTP", args.load_http or [])):
+        calls = ok = lost = dup = 0
+        for path in paths:
+            try:
+                summary = load_json(path)
+            except (OSError, ValueError) as e:
+                failures.append(f"{label}: no summary in {path}: {e}")
+                continue
+            calls += summary.get("sent", 0)
+            ok += summary.get("answered", 0) - summary.get("error_answers", 0)
+            lost += summary.get("lost", 0)
+            dup += summary.get("duplicated", 0)
+            if not summary.get("ok") or summary.get("error_answers"):
+                failures.append(
+                    f"{label}: {path}: {summary.get('error_answers')} error answers, "
+                    f"{summary.get('first_error_answer')}, problems {summary.get('problems')}"
+                )
+        if not paths:
             continue
-        ws_calls += summary.get("sent", 0)
-        ws_ok += summary.get("answered", 0) - summary.get("error_answers", 0)
-        ws_lost += summary.get("lost", 0)
-        ws_dup += summary.get("duplicated", 0)
-        if not summary.get("ok") or summary.get("error_answers"):
-            failures.append(
-                f"WebSocket: {path}: {summary.get('error_answers')} error answers, "
-                f"{summary.get('first_error_answer')}, problems {summary.get('problems')}"
-            )
-    line("WebSocket (the `load` example): calls", ws_calls, "-", f"{len(args.ws)} connections")
-    line("  answered OK", ws_ok, "-")
-    line("  lost or duplicated", ws_lost + ws_dup, "-")
+        unit = "connections" if label == "WebSocket" else "clients"
+        line(f"{label} (the `load` example): calls", calls, "-", f"{len(paths)} {unit}")
+        line("  answered OK", ok, "-")
+        line("  lost or duplicated", lost + dup, "-")
 
     for name, result in (("steady", steady), ("drain", drain)):
         for key, example in sorted(result.get("examples", {}).items()):
@@ -633,7 +637,8 @@ def main():
     p = sub.add_parser("report", help="print the summary")
     p.add_argument("--steady", required=True)
     p.add_argument("--drain", required=True)
-    p.add_argument("--ws", nargs="*", default=[])
+    p.add_argument("--ws", nargs="*", default=[], help="`load --ws --json` summaries")
+    p.add_argument("--load-http", nargs="*", default=[], help="`load --http --json` summaries")
     p.add_argument("--note", action="append")
 
     args = parser.parse_args()
