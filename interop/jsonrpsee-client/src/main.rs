@@ -7,8 +7,7 @@
 //! server that is already running. Prints one `ok` line per check and exits
 //! non-zero at the first mismatch.
 
-use std::future::Future;
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use jsonrpsee_core::client::{BatchResponse, ClientT, Error as ClientError};
@@ -17,8 +16,10 @@ use jsonrpsee_core::rpc_params;
 use jsonrpsee_http_client::types::ErrorObjectOwned;
 use jsonrpsee_http_client::{HttpClient, HttpClientBuilder};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
-use tokio::process::{Child, Command};
+
+mod common;
+
+use common::{expect_eq, start_server, stop_server, Checks, Outcome};
 
 /// Calls in the concurrent burst.
 const BURST: usize = 500;
@@ -28,34 +29,6 @@ const BURST: usize = 500;
 fn large_text() -> String {
     let unit = "line \"quoted\" \\ tab\t é 漢字 🦀\n";
     unit.repeat(4 * 1024 * 1024 / unit.len())
-}
-
-type Outcome = Result<(), String>;
-
-/// Counts the checks that passed; the first failure ends the run.
-struct Checks {
-    passed: usize,
-}
-
-impl Checks {
-    async fn run(&mut self, name: &str, check: impl Future<Output = Outcome>) -> Outcome {
-        match check.await {
-            Ok(()) => {
-                self.passed += 1;
-                println!("ok   {name}");
-                Ok(())
-            }
-            Err(e) => Err(format!("FAIL {name}: {e}")),
-        }
-    }
-}
-
-fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Outcome {
-    if got == want {
-        Ok(())
-    } else {
-        Err(format!("{what}: got {got:?}, want {want:?}"))
-    }
 }
 
 /// The error object of a call that must fail with a JSON-RPC error.
@@ -307,63 +280,11 @@ async fn check_all(url: &str) -> Result<usize, String> {
     Ok(checks.passed)
 }
 
-/// Starts `spec_server --http 127.0.0.1:0`; returns it and its URL once it
-/// listens. Its later stderr is copied to ours.
-async fn start_server(bin: &str) -> Result<(Child, String), String> {
-    let mut child = Command::new(bin)
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start {bin}: {e}"))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .map_err(|_| "spec_server did not say where it listens within 30 s")?
-            .map_err(|e| e.to_string())?
-            .ok_or("spec_server exited before listening")?;
-        eprintln!("{line}");
-        if let Some(url) = line.strip_prefix("spec_server: listening on ") {
-            break url.trim().to_owned();
-        }
-    };
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = lines.next_line().await {
-            eprintln!("{line}");
-        }
-    });
-    Ok((child, url))
-}
-
-/// SIGTERM, then the exit status: spec_server drains and exits 0.
-async fn stop_server(mut child: Child) -> Outcome {
-    let pid = child.id().ok_or("spec_server already exited")?;
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .map_err(|e| format!("kill: {e}"))?;
-    if !status.success() {
-        return Err(format!("kill -TERM {pid} failed: {status}"));
-    }
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .map_err(|_| "spec_server did not exit within 30 s of SIGTERM")?
-        .map_err(|e| e.to_string())?;
-    expect_eq(
-        "spec_server's exit status after SIGTERM",
-        status.code(),
-        Some(0),
-    )
-}
-
 async fn run(args: &[String]) -> Result<usize, String> {
     match args {
         [flag, url] if flag == "--url" => check_all(url).await,
         [bin] if !bin.starts_with('-') => {
-            let (child, url) = start_server(bin).await?;
+            let (child, url) = start_server(bin, "--http").await?;
             let passed = check_all(&url).await?;
             stop_server(child).await?;
             println!("ok   SIGTERM: spec_server drained and exited 0");

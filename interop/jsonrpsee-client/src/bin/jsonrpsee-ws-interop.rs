@@ -10,11 +10,11 @@
 //! line per check and exits non-zero at the first mismatch. Every wait is
 //! bounded by [`WAIT`].
 
-use std::future::Future;
 use std::process::ExitCode;
-use std::time::Duration;
 
 // A crate root's modules live beside it, so the path names the folder.
+#[path = "../common.rs"]
+mod common;
 #[path = "jsonrpsee-ws-interop/jsonrpsee_server.rs"]
 mod jsonrpsee_server;
 #[path = "jsonrpsee-ws-interop/ours.rs"]
@@ -22,43 +22,7 @@ mod ours;
 #[path = "jsonrpsee-ws-interop/theirs.rs"]
 mod theirs;
 
-/// The bound on every wait: an answer, an item, a stream's end, a process.
-const WAIT: Duration = Duration::from_secs(30);
-
-type Outcome = Result<(), String>;
-
-/// Counts the checks that passed; the first failure ends the run.
-struct Checks {
-    passed: usize,
-}
-
-impl Checks {
-    async fn run(&mut self, name: &str, check: impl Future<Output = Outcome>) -> Outcome {
-        match check.await {
-            Ok(()) => {
-                self.passed += 1;
-                println!("ok   {name}");
-                Ok(())
-            }
-            Err(e) => Err(format!("FAIL {name}: {e}")),
-        }
-    }
-}
-
-fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Outcome {
-    if got == want {
-        Ok(())
-    } else {
-        Err(format!("{what}: got {got:?}, want {want:?}"))
-    }
-}
-
-/// `future`'s output, or an error naming `what` after [`WAIT`].
-async fn within<T>(what: &str, future: impl Future<Output = T>) -> Result<T, String> {
-    tokio::time::timeout(WAIT, future)
-        .await
-        .map_err(|_| format!("{what}: nothing within {} s", WAIT.as_secs()))
-}
+pub use common::{expect_eq, within, Checks, Outcome, WAIT};
 
 async fn run(args: &[String]) -> Result<usize, String> {
     let [bin] = args else {

@@ -3,8 +3,6 @@
 //! `subscribe_ticks {interval_ms, count}` sends `ticks` 1, 2, 3, .. and
 //! ends the subscription with a closing notification (`"error": null`).
 
-use std::process::Stdio;
-
 use jsonrpsee_core::client::{
     ClientT, Error as ClientError, Subscription, SubscriptionClientT, SubscriptionCloseReason,
     SubscriptionKind,
@@ -14,8 +12,6 @@ use jsonrpsee_core::DeserializeOwned;
 use jsonrpsee_ws_client::types::SubscriptionId;
 use jsonrpsee_ws_client::{WsClient, WsClientBuilder};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
-use tokio::process::{Child, Command};
 
 use crate::{expect_eq, within, Checks, Outcome};
 
@@ -190,7 +186,7 @@ async fn bad_params(client: &WsClient) -> Outcome {
 }
 
 pub(crate) async fn check_all(bin: &str, checks: &mut Checks) -> Outcome {
-    let (child, url) = start_server(bin).await?;
+    let (child, url) = crate::common::start_server(bin, "--ws").await?;
     let client = within(
         "connecting jsonrpsee's client",
         WsClientBuilder::default()
@@ -227,57 +223,7 @@ pub(crate) async fn check_all(bin: &str, checks: &mut Checks) -> Outcome {
     checks
         .run(
             "SIGTERM: spec_server drained and exited 0",
-            stop_server(child),
+            crate::common::stop_server(child),
         )
         .await
-}
-
-/// Starts `spec_server --ws 127.0.0.1:0`; returns it and its URL once it
-/// listens. Its later stderr is copied to ours.
-async fn start_server(bin: &str) -> Result<(Child, String), String> {
-    let mut child = Command::new(bin)
-        .args(["--ws", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start {bin}: {e}"))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = within("spec_server saying where it listens", lines.next_line())
-            .await?
-            .map_err(|e| e.to_string())?
-            .ok_or("spec_server exited before listening")?;
-        eprintln!("{line}");
-        if let Some(url) = line.strip_prefix("spec_server: listening on ") {
-            break url.trim().to_owned();
-        }
-    };
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = lines.next_line().await {
-            eprintln!("{line}");
-        }
-    });
-    Ok((child, url))
-}
-
-/// SIGTERM, then the exit status: spec_server drains and exits 0.
-async fn stop_server(mut child: Child) -> Outcome {
-    let pid = child.id().ok_or("spec_server already exited")?;
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .map_err(|e| format!("kill: {e}"))?;
-    if !status.success() {
-        return Err(format!("kill -TERM {pid} failed: {status}"));
-    }
-    let status = within("spec_server exiting after SIGTERM", child.wait())
-        .await?
-        .map_err(|e| e.to_string())?;
-    expect_eq(
-        "spec_server's exit status after SIGTERM",
-        status.code(),
-        Some(0),
-    )
 }
