@@ -19,7 +19,7 @@ use jsonrpc_runtime::server::{HttpListener, Listener};
 use jsonrpc_runtime::transport::{TcpAcceptor, WebSocketAcceptor};
 use jsonrpc_runtime::{Config, Context, ErrorObject, Router, Transport};
 use serde_json::{json, Value};
-use tests::example_path;
+use tests::{example_path, TempDir};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
@@ -51,6 +51,14 @@ fn summary(output: &Output) -> Value {
             String::from_utf8_lossy(&output.stderr)
         )
     })
+}
+
+/// Waits for a scripted server's task, which checks what it was sent.
+async fn server_ends(server: tokio::task::JoinHandle<()>) {
+    tokio::time::timeout(RUN_TIMEOUT, server)
+        .await
+        .expect("the server task ends")
+        .expect("the server task does not panic");
 }
 
 fn assert_all_answered_once(output: &Output, calls: u64) {
@@ -158,10 +166,7 @@ async fn duplicated_and_lost_answers_are_counted_and_fail_the_run() {
     assert_eq!(summary["end"], "server closed", "{summary}");
     assert_eq!(summary["ok"], false, "{summary}");
     assert_eq!(output.status.code(), Some(1), "{summary}");
-    tokio::time::timeout(RUN_TIMEOUT, server)
-        .await
-        .expect("the server task ends")
-        .expect("the server task does not panic");
+    server_ends(server).await;
 }
 
 #[tokio::test]
@@ -450,33 +455,7 @@ async fn gaps_in_a_subscriptions_integer_items_are_counted_and_fail_the_run() {
     assert_eq!(summary["end"], "complete", "{summary}");
     assert_eq!(summary["ok"], false, "{summary}");
     assert_eq!(output.status.code(), Some(1), "{summary}");
-    tokio::time::timeout(RUN_TIMEOUT, server)
-        .await
-        .expect("the server task ends")
-        .expect("the server task does not panic");
-}
-
-/// A directory of its own for one test's files, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("example-load-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, contents: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    server_ends(server).await;
 }
 
 /// A self-signed certificate for `localhost` and 127.0.0.1 and its key,
@@ -490,15 +469,16 @@ fn certificate(dir: &TempDir) -> (String, String) {
         .push(rcgen::DnType::CommonName, "example_load test");
     let key = rcgen::KeyPair::generate().unwrap();
     let cert = params.self_signed(&key).unwrap();
+    let path = |p: PathBuf| p.to_str().unwrap().to_owned();
     (
-        dir.write("cert.pem", &cert.pem()),
-        dir.write("key.pem", &key.serialize_pem()),
+        path(dir.write("cert.pem", &cert.pem())),
+        path(dir.write("key.pem", &key.serialize_pem())),
     )
 }
 
 #[tokio::test]
 async fn tls_over_tcp_wss_and_https_are_checked_against_the_ca_file() {
-    let dir = TempDir::new("tls");
+    let dir = TempDir::new("example-load-tls");
     let (cert, key) = certificate(&dir);
     let (mut server, listening) = spec_server(
         &[

@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::future::{Future, IntoFuture};
 use std::io;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,7 +29,7 @@ use jsonrpc_runtime::transport::{
 };
 use jsonrpc_runtime::{server::Server, Config, Context, ErrorObject, Peer, Router, Transport};
 use serde_json::Value;
-use tests::{example_path, ANSWER_TIMEOUT};
+use tests::{example_path, TempDir, ANSWER_TIMEOUT};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::Command;
@@ -704,29 +704,6 @@ async fn a_silent_client_holds_up_no_one_and_is_dropped_after_the_handshake_time
     https.shutdown(Duration::from_secs(1)).await;
 }
 
-/// A directory of its own for one test's files, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("transport-tls-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn path_of(error: &TlsConfigError) -> Option<&Path> {
     match error {
         TlsConfigError::Read { path, .. } => Some(path),
@@ -741,7 +718,7 @@ fn path_of(error: &TlsConfigError) -> Option<&Path> {
 
 #[test]
 fn pem_files_that_cannot_be_used_are_typed_errors_naming_the_file() {
-    let dir = TempDir::new("pem");
+    let dir = TempDir::new("transport-tls-pem");
     let id = identity();
     let cert = dir.write("cert.pem", &id.cert);
     let key = dir.write("key.pem", &id.key);
@@ -750,7 +727,7 @@ fn pem_files_that_cannot_be_used_are_typed_errors_naming_the_file() {
     assert!(ServerTls::from_pem_files(&both, &both).is_ok());
     assert!(ClientTls::from_roots_pem_file(&both).is_ok());
 
-    let missing = dir.0.join("missing.pem");
+    let missing = dir.path("missing.pem");
     let error = ServerTls::from_pem_files(&missing, &key).unwrap_err();
     assert!(
         matches!(&error, TlsConfigError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound),
@@ -846,7 +823,7 @@ fn pem_files_that_cannot_be_used_are_typed_errors_naming_the_file() {
 #[cfg(unix)]
 #[tokio::test]
 async fn spec_server_serves_tls_wss_and_https_with_a_certificate_and_key() {
-    let dir = TempDir::new("spec-server");
+    let dir = TempDir::new("transport-tls-spec-server");
     let id = identity();
     let cert = dir.write("cert.pem", &id.cert);
     let key = dir.write("key.pem", &id.key);
@@ -920,7 +897,7 @@ async fn spec_server_serves_tls_wss_and_https_with_a_certificate_and_key() {
 
 #[tokio::test]
 async fn spec_server_refuses_a_certificate_without_its_key_or_one_it_cannot_read() {
-    let dir = TempDir::new("spec-server-refuses");
+    let dir = TempDir::new("transport-tls-spec-server-refuses");
     let id = identity();
     let cert = dir.write("cert.pem", &id.cert);
     let run = |args: Vec<String>| async move {
@@ -951,7 +928,7 @@ async fn spec_server_refuses_a_certificate_without_its_key_or_one_it_cannot_read
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--tls-key"), "{stderr}");
 
-    let missing = dir.0.join("missing-key.pem").display().to_string();
+    let missing = dir.path("missing-key.pem").display().to_string();
     let (code, stderr) = run(vec![
         "--tcp".into(),
         "127.0.0.1:0".into(),
@@ -969,7 +946,7 @@ async fn spec_server_refuses_a_certificate_without_its_key_or_one_it_cannot_read
 async fn mcp_server_serves_streamable_https_with_its_instance_tag() {
     use serde_json::{json, Value};
 
-    let dir = TempDir::new("mcp-server");
+    let dir = TempDir::new("transport-tls-mcp-server");
     let id = identity();
     let cert = dir.write("cert.pem", &id.cert);
     let key = dir.write("key.pem", &id.key);
