@@ -45,5 +45,18 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 check jsonrpc-runtime-core --features tower,openrpc --target wasm32-unknown-unknown
 check jsonrpc-runtime --no-default-features --features macros,tower,openrpc --target wasm32-unknown-unknown
+check jsonrpc-runtime --no-default-features --features macros,browser --target wasm32-unknown-unknown
 check jsonrpc-mcp --target wasm32-unknown-unknown
-echo "check-features: $count features alone, none, all (core and runtime), and the core, the runtime without defaults and jsonrpc-mcp for wasm32: ok"
+# The browser tests and the browser example compile (they run in Chromium:
+# interop/browser.sh), and clippy holds them to the workspace's lints.
+wasm_clippy() {
+    local out
+    if ! out=$(cargo clippy --target wasm32-unknown-unknown --quiet --message-format short "$@" -- -D warnings 2>&1); then
+        echo "$out"
+        echo "check-features: \`cargo clippy --target wasm32-unknown-unknown $*\` failed" >&2
+        exit 1
+    fi
+}
+wasm_clippy -p jsonrpc-runtime --no-default-features --features macros,browser
+wasm_clippy -p browser-tests --tests
+echo "check-features: $count features alone, none, all (core and runtime), and for wasm32 the core, the runtime without defaults and with the browser transports, jsonrpc-mcp and the browser tests: ok"

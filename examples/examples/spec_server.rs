@@ -3,8 +3,8 @@
 //! A conformance and interop server. It serves the methods of the JSON-RPC
 //! 2.0 specification's examples (`subtract`, `sum`, `get_data`, `update`,
 //! `notify_hello`, `notify_sum`), `echo`, two methods that call back into
-//! the client (`test/roundtrip`, `test/notifyMe`), `test/progress {token, n}`
-//! (n `$/progress` notifications, then the answer), `test/slow {ms}`
+//! the client (`test/roundtrip`, `test/notifyMe`), `test/progress {token, n, delay_ms?}`
+//! (n `$/progress` notifications, `delay_ms` apart, then the answer), `test/slow {ms}`
 //! (cancellable with `$/cancelRequest`, answered -32800), `test/caller`
 //! (the caller's address and `X-Forwarded-For` header), the subscription
 //! `subscribe_ticks {interval_ms, count}` (notifications `ticks` with 1, 2,
@@ -19,7 +19,8 @@
 //! With no socket option it serves stdin/stdout. `--tcp ADDR`, `--unix PATH`
 //! and `--ws ADDR` (any combination) serve sockets instead, one peer per
 //! connection, and `--http ADDR` serves JSON-RPC over HTTP (one message or
-//! batch per `POST` to `/`, health at `/health`; the methods that call back
+//! batch per `POST` to `/`, health at `/health`, callable from pages of any
+//! origin (CORS); the methods that call back
 //! into the client fail there, as HTTP has no way back); each prints
 //! `spec_server: listening on ...` to stderr once bound. Newline-delimited by
 //! default; `--content-length` switches stdio and the TCP and Unix sockets to
@@ -201,11 +202,14 @@ fn combine(a: &Number, b: &Number, sign: i64) -> Result<Number, ErrorObject> {
         .ok_or_else(|| ErrorObject::invalid_params("the result is not a finite number"))
 }
 
-/// `{"token": .., "n": ..}` for `test/progress`.
+/// `{"token": .., "n": .., "delay_ms"?: ..}` for `test/progress`.
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct ProgressParams {
     token: Value,
     n: u32,
+    /// How long to wait before each report (default 0: none).
+    #[serde(default)]
+    delay_ms: u64,
 }
 
 /// `{"ms": ..}` for `test/slow`.
@@ -257,7 +261,8 @@ trait SpecServer {
     #[rpc(notification = "test/notifyMe")]
     async fn notify_me(&self, ctx: Context, #[rpc(params)] params: Option<Box<RawValue>>);
 
-    /// Sends `n` `$/progress` notifications `{token, value}`, then answers.
+    /// Sends `n` `$/progress` notifications `{token, value}` (`delay_ms`
+    /// before each), then answers.
     #[rpc(request = "test/progress")]
     async fn progress(&self, ctx: Context, #[rpc(params)] p: ProgressParams) -> Value;
 
@@ -366,6 +371,9 @@ impl SpecServer for Arc<Spec> {
 
     async fn progress(&self, ctx: Context, p: ProgressParams) -> Value {
         for step in 1..=p.n {
+            if p.delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(p.delay_ms)).await;
+            }
             let _ = ctx
                 .peer()
                 .notify("$/progress", json!({"token": p.token, "value": step}))
@@ -657,9 +665,12 @@ where
     A: Acceptor,
     A::Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    // An interop server: pages of any origin may call it (CORS), so the
+    // browser tests' page reaches it.
     HttpListener::new(acceptor)
         .config(config.clone())
         .connection_limit(limit)
+        .allow_any_origin()
 }
 
 /// Prints why a connection failed (a client that broke the framing, say).

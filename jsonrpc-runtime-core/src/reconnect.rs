@@ -106,9 +106,7 @@ impl Backoff {
 /// the clock: jitter needs spread, not secrecy).
 fn random_unit() -> f64 {
     static STATE: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos() as u64);
+    let nanos = crate::rt::since_epoch().subsec_nanos() as u64;
     let mut x = STATE.fetch_add(nanos | 1, Ordering::Relaxed) ^ nanos.rotate_left(32);
     x ^= x << 13;
     x ^= x >> 7;

@@ -846,3 +846,104 @@ async fn a_request_waiting_in_the_backlog_when_the_drain_begins_is_answered() {
         .expect("the shutdown ends")
         .unwrap();
 }
+
+/// A server that lets pages of `https://app.example` call it (CORS).
+async fn serve_for_pages() -> (Server, SocketAddr) {
+    let acceptor = TcpAcceptor::bind("127.0.0.1:0").await.unwrap();
+    let addr = acceptor.local_addr().unwrap();
+    let server = HttpListener::new(acceptor)
+        .allowed_origins(["https://app.example/"])
+        .spawn(routes().router);
+    (server, addr)
+}
+
+fn from_page(mut request: Request<Full<Bytes>>, origin: &str) -> Request<Full<Bytes>> {
+    request
+        .headers_mut()
+        .insert(header::ORIGIN, origin.parse().unwrap());
+    request
+}
+
+fn preflight(origin: &str, asked_headers: Option<&str>) -> Request<Full<Bytes>> {
+    let mut request = Request::builder()
+        .method(Method::OPTIONS)
+        .uri("/")
+        .header(header::HOST, "localhost")
+        .header(header::ORIGIN, origin)
+        .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST");
+    if let Some(asked) = asked_headers {
+        request = request.header(header::ACCESS_CONTROL_REQUEST_HEADERS, asked);
+    }
+    request.body(Full::default()).unwrap()
+}
+
+fn header_of<'a>(answer: &'a HttpAnswer, name: header::HeaderName) -> Option<&'a str> {
+    answer.headers.get(name).map(|v| v.to_str().unwrap())
+}
+
+#[tokio::test]
+async fn a_preflight_from_an_allowed_origin_is_answered_with_the_methods_and_headers() {
+    let (_server, addr) = serve_for_pages().await;
+    let asked = "authorization, content-type, x-trace";
+    let answer = once(addr, preflight("https://app.example", Some(asked))).await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        header_of(&answer, header::ACCESS_CONTROL_ALLOW_ORIGIN),
+        Some("https://app.example")
+    );
+    let methods = header_of(&answer, header::ACCESS_CONTROL_ALLOW_METHODS).unwrap();
+    assert!(methods.contains("POST"), "{methods}");
+    assert_eq!(
+        header_of(&answer, header::ACCESS_CONTROL_ALLOW_HEADERS),
+        Some(asked)
+    );
+    assert!(header_of(&answer, header::ACCESS_CONTROL_MAX_AGE).is_some());
+    // A preflight that names no headers is given the ones a client sends.
+    let answer = once(addr, preflight("https://app.example", None)).await;
+    let allowed = header_of(&answer, header::ACCESS_CONTROL_ALLOW_HEADERS).unwrap();
+    assert!(allowed.contains("authorization"), "{allowed}");
+}
+
+#[tokio::test]
+async fn a_call_from_an_allowed_origin_names_it_and_others_are_served_without_it() {
+    let (_server, addr) = serve_for_pages().await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#;
+    let allowed = once(addr, from_page(post("/", JSON, call), "https://APP.example")).await;
+    assert_eq!(allowed.status, StatusCode::OK);
+    assert_eq!(
+        header_of(&allowed, header::ACCESS_CONTROL_ALLOW_ORIGIN),
+        Some("https://APP.example")
+    );
+    assert_eq!(header_of(&allowed, header::VARY), Some("origin"));
+    let exposed = header_of(&allowed, header::ACCESS_CONTROL_EXPOSE_HEADERS).unwrap();
+    assert!(exposed.contains("mcp-session-id"), "{exposed}");
+    let answer: Value = serde_json::from_slice(&allowed.body).unwrap();
+    assert_eq!(answer["result"], 19);
+    // Another page's call is still served (the browser, not the server,
+    // keeps the answer from it), but no origin is named.
+    let other = once(addr, from_page(post("/", JSON, call), "https://evil.example")).await;
+    assert_eq!(other.status, StatusCode::OK);
+    assert_eq!(header_of(&other, header::ACCESS_CONTROL_ALLOW_ORIGIN), None);
+    // Its preflight is not answered as one: OPTIONS is not a method here.
+    let refused = once(addr, preflight("https://evil.example", None)).await;
+    assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(header_of(&refused, header::ACCESS_CONTROL_ALLOW_ORIGIN), None);
+    // The health endpoint answers pages too.
+    let health = once(addr, from_page(get("/health"), "https://app.example")).await;
+    assert_eq!(health.status, StatusCode::OK);
+    assert_eq!(
+        header_of(&health, header::ACCESS_CONTROL_ALLOW_ORIGIN),
+        Some("https://app.example")
+    );
+}
+
+#[tokio::test]
+async fn without_allowed_origins_no_page_of_another_origin_is_named() {
+    let (_server, addr) = serve().await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#;
+    let answer = once(addr, from_page(post("/", JSON, call), "https://app.example")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(header_of(&answer, header::ACCESS_CONTROL_ALLOW_ORIGIN), None);
+    let refused = once(addr, preflight("https://app.example", None)).await;
+    assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
+}

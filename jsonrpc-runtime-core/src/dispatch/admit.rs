@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use crate::rt::JoinHandle;
 use bytes::Bytes;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use super::job::{notification_worker, send_answer, Connection, NotificationJob};
 use crate::codec::{Frame, FrameRefusal};

@@ -50,9 +50,7 @@ impl Connection {
             cancellable: Mutex::new(HashMap::new()),
             notifications_done: watch::Sender::new(0),
             notifications_waiting: std::sync::atomic::AtomicUsize::new(0),
-            inline: tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-                handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
-            }),
+            inline: crate::rt::runs_on_one_thread(),
             parked_bytes: std::sync::atomic::AtomicUsize::new(0),
             shared,
         }

@@ -35,9 +35,9 @@ use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
+use crate::rt::JoinHandle;
 use futures_core::Stream;
 use futures_util::StreamExt as _;
-use tokio::task::JoinHandle;
 
 use crate::codec::{Frame, FramingError};
 use crate::config::Config;

@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use crate::rt::Instant;
+use crate::rt::JoinHandle;
 use bytes::Bytes;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;

@@ -195,8 +195,7 @@ async fn write_all(shared: &Shared) -> Result<(), TransportError> {
     // On a multi-thread runtime the writer wakes on another worker as soon
     // as the first frame is queued, and would write (one system call) per
     // frame; letting the other tasks run once first gathers a burst.
-    let gather = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread);
+    let gather = crate::rt::runs_on_many_threads();
     let mut gathering = false;
     // Everything queued by the time the writer wakes goes out with one flush.
     std::future::poll_fn(|cx| {

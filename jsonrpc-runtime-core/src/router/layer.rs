@@ -16,7 +16,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::value::RawValue;
 use tower::{Layer, Service, ServiceExt as _};
@@ -29,6 +29,7 @@ use crate::context::Context;
 use crate::id::Id;
 use crate::message::ErrorObject;
 use crate::message::{Dialect, RawJson};
+use crate::rt::Instant;
 
 /// What a layered route's services are called with: one inbound request or
 /// notification.

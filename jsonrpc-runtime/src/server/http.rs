@@ -31,11 +31,14 @@ use crate::router::Router;
 use crate::transport::{Acceptor, OpenOptions};
 
 mod answers;
+mod cors;
 mod linger;
+mod origin;
 mod rpc;
 
 pub(crate) use self::answers::{is_json, not_allowed, read_body, refused, text};
 use self::linger::Linger;
+pub(crate) use self::origin::Origins;
 use self::rpc::{RpcService, RpcSetup};
 
 /// The path JSON-RPC requests are posted to unless
@@ -179,6 +182,7 @@ pub struct HttpListener<A> {
     limit: Option<usize>,
     rpc_path: String,
     health_path: String,
+    cors: Option<Origins>,
     #[cfg(feature = "tower")]
     metrics: Option<(String, Metrics)>,
 }
@@ -191,6 +195,7 @@ impl<A: fmt::Debug> fmt::Debug for HttpListener<A> {
             .field("limit", &self.limit)
             .field("rpc_path", &self.rpc_path)
             .field("health_path", &self.health_path)
+            .field("cors", &self.cors)
             .finish()
     }
 }
@@ -215,6 +220,7 @@ where
             limit: None,
             rpc_path: DEFAULT_RPC_PATH.to_owned(),
             health_path: DEFAULT_HEALTH_PATH.to_owned(),
+            cors: None,
             #[cfg(feature = "tower")]
             metrics: None,
         }
@@ -383,6 +389,61 @@ where
         self
     }
 
+    /// Lets pages of these origins call the server from a browser (CORS:
+    /// `fetch` from `https://app.example.com` to this server, say). Their
+    /// preflights are answered and their responses name their origin;
+    /// requests from other pages are still served, but the browser keeps
+    /// the answers from the page. By default no other origin is named, so
+    /// only pages the server itself serves can read its answers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::Router;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .allowed_origins(["https://app.example.com", "http://localhost:5173"])
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cors = Some(Origins::list(origins));
+        self
+    }
+
+    /// Lets pages of any origin call the server from a browser (see
+    /// [`allowed_origins`](Self::allowed_origins)): for a public API, or a
+    /// development server.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use jsonrpc_runtime::server::HttpListener;
+    /// use jsonrpc_runtime::transport::TcpAcceptor;
+    /// use jsonrpc_runtime::Router;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = HttpListener::new(TcpAcceptor::bind("127.0.0.1:0").await?)
+    ///     .allow_any_origin()
+    ///     .spawn(Router::new());
+    /// # drop(server);
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn allow_any_origin(mut self) -> Self {
+        self.cors = Some(Origins::Any);
+        self
+    }
+
     /// The acceptor, to read its local address for example.
     ///
     /// # Examples
@@ -449,6 +510,7 @@ where
             self.acceptor,
             self.limit,
             self.health_path,
+            self.cors,
             ServerShared::new(),
             make,
         )
@@ -474,6 +536,7 @@ pub(super) fn serve_http<A, S>(
     acceptor: A,
     limit: Option<usize>,
     health_path: String,
+    cors: Option<Origins>,
     shared: Arc<ServerShared>,
     make: impl Fn(&PeerAddr) -> S + Send + 'static,
 ) -> Server
@@ -484,6 +547,7 @@ where
 {
     let setup = Arc::new(HttpSetup {
         health_path,
+        cors,
         requests: TaskTracker::new(),
     });
     let mut builder = auto::Builder::new(TrackedExecutor(shared.tracker.clone()));
@@ -522,6 +586,9 @@ pub(crate) fn checked_path(what: &str, path: String) -> String {
 /// What every connection of one HTTP server shares.
 struct HttpSetup {
     health_path: String,
+    /// The origins whose pages may call from a browser (CORS); `None`: only
+    /// pages of the server's own origin.
+    cors: Option<Origins>,
     /// Requests in flight across every connection; closed when the drain
     /// begins, so waiting on it waits for the last of them.
     requests: TaskTracker,
@@ -666,6 +733,18 @@ impl<S: HttpService> HttpConnection<S> {
     }
 
     async fn route(&self, request: Request<Incoming>) -> Response<S::Body> {
+        let Some(origin) = cors::allowed_origin(self.setup.cors.as_ref(), &request) else {
+            return self.answer(request).await;
+        };
+        let mut response = match cors::preflight(&request) {
+            Some(preflight) => preflight.map(S::Body::from),
+            None => self.answer(request).await,
+        };
+        cors::allow(origin, &mut response);
+        response
+    }
+
+    async fn answer(&self, request: Request<Incoming>) -> Response<S::Body> {
         if request.uri().path() == self.setup.health_path {
             self.health(request.method()).map(S::Body::from)
         } else {

@@ -67,6 +67,9 @@ pub mod kind {
         /// A Unix domain socket, at a path.
         #[cfg(all(unix, feature = "unix"))]
         Unix(std::path::PathBuf): Framed;
+        /// JSON-RPC over HTTP through the browser's `fetch`, at a URL.
+        #[cfg(all(feature = "browser", target_arch = "wasm32"))]
+        Fetch(String): Web;
         /// WebSocket, at a `ws://` or `wss://` URL.
         #[cfg(feature = "websocket")]
         WebSocket(String): Web, Secure;

@@ -13,8 +13,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_sink::Sink;
-use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
-use hyper::body::{Body as _, Incoming};
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use serde::Deserialize;
@@ -22,10 +22,8 @@ use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore};
 
 use super::connect::{kind, Connector};
-use super::http::{
-    chain, excerpt, is_json_rpc, read_excerpt, response_ids, HttpFailure, PostClient,
-    MAX_POSTS_IN_FLIGHT,
-};
+use super::http::{chain, failed_status, read_limited, PostClient};
+use super::post::{excerpt, is_json_rpc, response_ids, Failed, MAX_POSTS_IN_FLIGHT};
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
 use crate::codec::Frame;
@@ -39,7 +37,7 @@ mod stateless;
 mod streams;
 
 use self::oauth::Auth;
-use self::post::{Failed, Opening};
+use self::post::Opening;
 pub use self::oauth::{OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
 use self::stateless::{Listing, Stateless, ToolHeaders};
 
@@ -100,7 +98,7 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 /// | `200` with `text/event-stream` | every message of the stream as it comes (progress, the server's requests, the answers); a stream that breaks before every answer arrived is resumed with `GET` and `Last-Event-ID` (three tries, waiting as the server's `retry:` says, else 100 ms doubling) |
 /// | `202` or `204` | nothing: what was posted owed no answer |
 /// | `404` for the session | the transport ends with [`TransportError::SessionEnded`]: every waiting call fails with [`CallError::Closed`](crate::CallError::Closed) |
-/// | any other status, a connection that failed, an answer over the limit, a stream that cannot be resumed | for each request the `POST` carried (and that was not cancelled), an error response made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`] as its data, as [`HttpConnector`](super::HttpConnector) does |
+/// | any other status, a connection that failed, an answer over the limit, a stream that cannot be resumed | for each request the `POST` carried (and that was not cancelled), an error response made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`](super::HttpFailure) as its data, as [`HttpConnector`](super::HttpConnector) does |
 ///
 /// The `GET` stream is reopened the same way when it breaks (with
 /// `Last-Event-ID`), and given up with a warning after three failures

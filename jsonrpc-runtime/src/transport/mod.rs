@@ -53,8 +53,17 @@ cfg_feature! { "websocket",
 }
 cfg_feature! { "http",
     mod http;
-    pub use self::http::{HttpConnector, HttpFailure};
+    pub use self::http::HttpConnector;
 }
+#[cfg(any(feature = "http", all(feature = "browser", target_arch = "wasm32")))]
+pub(crate) mod post;
+#[cfg(any(feature = "http", all(feature = "browser", target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "browser"))))]
+pub use self::post::HttpFailure;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+mod browser;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub use self::browser::{BrowserWebSocketConnector, FetchConnector, MessagePortTransport};
 cfg_feature! { "mcp-http",
     mod mcp_http;
     pub(crate) mod sse;

@@ -6,7 +6,6 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hyper::header::HeaderValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use self::service::{Manager, McpService, OnSessionClose};
@@ -18,12 +17,12 @@ use crate::peer::CloseReason;
 use crate::transport::{Acceptor, OpenOptions};
 
 mod auth;
-mod origin;
+
 mod service;
 pub(crate) mod session;
 mod sessions;
 
-use self::origin::Origins;
+use super::http::Origins;
 
 pub use self::auth::{AccessToken, ProtectedResource, TokenError, TokenValidator, Validation};
 
@@ -474,6 +473,7 @@ where
         );
         let shared = ServerShared::new();
         let health_path = self.options.health_path.clone();
+        let cors = Some(self.options.origins.clone());
         let manager = Arc::new(Manager {
             server: shared.clone(),
             open: OpenOptions::default().with_hook(self.on_connect),
@@ -489,6 +489,6 @@ where
             addr: addr.clone(),
             stateless: std::sync::OnceLock::new(),
         };
-        serve_http(self.acceptor, self.limit, health_path, shared, make)
+        serve_http(self.acceptor, self.limit, health_path, cors, shared, make)
     }
 }

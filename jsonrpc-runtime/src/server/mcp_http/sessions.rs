@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::origin::Origins;
+use crate::server::http::Origins;
 use super::{McpHttpListener, ProtectedResource, SessionClose};
 use crate::server::http::checked_path;
 use crate::transport::Acceptor;
@@ -213,7 +213,10 @@ where
     /// one); others get `403`. Requests without an `Origin` (clients that
     /// are not browsers) are always let in. The default lets in loopback
     /// origins only: `http` or `https` on `localhost`, `127.0.0.1` or
-    /// `[::1]`, any port. This list replaces that default.
+    /// `[::1]`, any port. This list replaces that default. Pages of the
+    /// origins let in may also call from a browser: preflights are
+    /// answered and responses name their origin (CORS), with
+    /// `Mcp-Session-Id` readable.
     ///
     /// # Examples
     ///
@@ -235,11 +238,7 @@ where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let origins = origins
-            .into_iter()
-            .map(|o| o.into().trim().trim_end_matches('/').to_owned())
-            .collect();
-        self.options.origins = Origins::List(origins);
+        self.options.origins = Origins::list(origins);
         self
     }
 

@@ -6,21 +6,6 @@
 
 use super::*;
 
-/// Why a `POST` (or the resumption of its stream) left requests unanswered.
-pub(super) struct Failed {
-    pub(super) failure: HttpFailure,
-    pub(super) message: String,
-}
-
-impl Failed {
-    pub(super) fn new(status: Option<u16>, body: String, message: String) -> Self {
-        Failed {
-            failure: HttpFailure { status, body },
-            message,
-        }
-    }
-}
-
 /// Lets later `POST`s go once the standalone stream is open, was refused,
 /// or will not be opened.
 pub(super) struct Opening(Arc<McpClient>);
@@ -207,44 +192,18 @@ impl McpClient {
     }
 
     pub(super) async fn send(&self, request: Request<Full<Bytes>>) -> Result<Response<Incoming>, Failed> {
-        self.client.request(request).await.map_err(|e| {
-            let message = format!("the HTTP request to {} failed: {}", self.uri, chain(&e));
-            Failed::new(None, String::new(), message)
-        })
+        self.client
+            .request(request)
+            .await
+            .map_err(|e| Failed::unsent(&self.uri.to_string(), chain(&e)))
     }
 
     pub(super) async fn failed_status(&self, response: Response<Incoming>) -> Failed {
-        let status = response.status();
-        let body = read_excerpt(response.into_body()).await;
-        let mut message = format!("HTTP {status} from {}", self.uri);
-        if let Some(line) = body.lines().find(|l| !l.trim().is_empty()) {
-            message.push_str(": ");
-            message.push_str(line.trim());
-        }
-        Failed::new(Some(status.as_u16()), body, message)
+        failed_status(&self.uri.to_string(), response).await
     }
 
     /// A whole body, within the size limit.
     pub(super) async fn read_json(&self, response: Response<Incoming>) -> Result<Bytes, Failed> {
-        let status = response.status().as_u16();
-        let too_large = || {
-            let message = format!(
-                "the answer from {} is over the {}-byte limit",
-                self.uri, self.max_len
-            );
-            Failed::new(Some(status), String::new(), message)
-        };
-        let body = response.into_body();
-        if body.size_hint().lower() > self.max_len as u64 {
-            return Err(too_large());
-        }
-        match Limited::new(body, self.max_len).collect().await {
-            Ok(body) => Ok(body.to_bytes()),
-            Err(e) if e.is::<LengthLimitError>() => Err(too_large()),
-            Err(e) => {
-                let message = format!("reading the answer from {} failed: {e}", self.uri);
-                Err(Failed::new(Some(status), String::new(), message))
-            }
-        }
+        read_limited(&self.uri.to_string(), response, self.max_len).await
     }
 }

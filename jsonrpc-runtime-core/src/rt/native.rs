@@ -1,9 +1,4 @@
-//! The runtime seam: the one place the crate spawns tasks and reads the
-//! clock. Everything else calls these, so a target whose tasks and timers
-//! come from elsewhere (a browser's event loop on wasm32, where tokio has
-//! no clock) replaces this file and nothing more. Today every function is
-//! tokio's, which runs them on a current-thread or a multi-thread runtime
-//! alike.
+//! tokio's half of the seam (see the parent module).
 
 use std::future::Future;
 use std::time::Duration;
@@ -48,4 +43,30 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 #[inline]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     tokio::time::timeout_at(deadline, future)
+}
+
+/// Whether the current runtime runs every task on this one thread (a
+/// current-thread runtime): work can then be done inline, without waking
+/// another task. `false` outside a runtime.
+#[inline]
+pub fn runs_on_one_thread() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread)
+}
+
+/// Whether the current runtime spreads tasks over several threads (a
+/// multi-thread runtime). `false` outside a runtime.
+#[inline]
+pub fn runs_on_many_threads() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread)
+}
+
+/// The wall clock, as a duration since the Unix epoch (zero if the clock is
+/// set before it).
+#[inline]
+pub fn since_epoch() -> Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
 }

@@ -5,15 +5,30 @@ use super::*;
 
 /// Which `Origin`s may use the endpoint.
 #[derive(Debug, Clone)]
-pub(super) enum Origins {
+pub(crate) enum Origins {
+    /// The MCP listener's default.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     Loopback,
     List(Vec<String>),
     Any,
 }
 
 impl Origins {
+    /// Exactly these origins (a trailing `/` and surrounding space dropped).
+    pub(crate) fn list<I, S>(origins: I) -> Origins
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let origins = origins
+            .into_iter()
+            .map(|o| o.into().trim().trim_end_matches('/').to_owned())
+            .collect();
+        Origins::List(origins)
+    }
+
     /// Whether a request with this `Origin` (or none) is let in.
-    pub(super) fn allows(&self, origin: Option<&HeaderValue>) -> bool {
+    pub(crate) fn allows(&self, origin: Option<&HeaderValue>) -> bool {
         let Some(origin) = origin else {
             return true;
         };
@@ -30,7 +45,7 @@ impl Origins {
 }
 
 /// `http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any port.
-pub(super) fn is_loopback_origin(origin: &str) -> bool {
+pub(crate) fn is_loopback_origin(origin: &str) -> bool {
     let Some((scheme, rest)) = origin.split_once("://") else {
         return false;
     };

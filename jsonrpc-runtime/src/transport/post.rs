@@ -1,0 +1,402 @@
+//! One message per `POST`, whatever sends it: hyper natively (feature
+//! `http`), `fetch` in the browser (feature `browser`). What every such
+//! client shares lives here: the sink that posts and the stream of answers,
+//! the checks an answer passes, and the errors made up for the requests a
+//! `POST` left unanswered. A client brings only its [`Exchanger`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_sink::Sink;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::{CancellationToken, PollSemaphore};
+
+use super::{Transport, TransportError};
+use crate::codec::Frame;
+use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions};
+use crate::message::{ErrorCode, ErrorObject};
+use crate::Id;
+
+/// How many `POST`s one HTTP transport has in flight at most; the peer's
+/// further messages wait in its outbound queue. Over HTTP/1.1 each one in
+/// flight holds a connection of its own.
+pub(crate) const MAX_POSTS_IN_FLIGHT: usize = 64;
+
+/// How much of a failed answer's body is kept in its [`HttpFailure`].
+pub(crate) const BODY_EXCERPT_LEN: usize = 1024;
+
+/// `Send` where tasks may move between threads; anything in the browser,
+/// where a `fetch` future holds JavaScript values and there is one thread.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub(crate) trait MaybeSend: Send {}
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+impl<T: Send> MaybeSend for T {}
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub(crate) trait MaybeSend {}
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+impl<T> MaybeSend for T {}
+
+/// What sends one message as a `POST` and reads what comes back.
+pub(crate) trait Exchanger: Send + Sync + 'static {
+    /// Posts `message`; the answer, checked (see [`answer`]).
+    fn exchange(&self, message: Bytes) -> impl Future<Output = Exchange> + MaybeSend;
+
+    /// The URL posted to, for messages.
+    fn url(&self) -> &str;
+}
+
+/// Why a request sent over HTTP got no answer: the data of the -32100
+/// ([`ErrorCode::TRANSPORT_FAILED`]) error its call fails with.
+///
+/// # Examples
+///
+/// ```
+/// use jsonrpc_runtime::transport::HttpFailure;
+/// use jsonrpc_runtime::{CallError, Peer};
+///
+/// # async fn run(peer: Peer) {
+/// match peer.call::<i64>("subtract", [42, 23]).await {
+///     Ok(n) => println!("{n}"),
+///     Err(e) => match e.as_rpc().and_then(HttpFailure::from_error) {
+///         Some(HttpFailure { status: Some(503), .. }) => println!("draining, try again"),
+///         Some(failure) => println!("HTTP failed: {failure:?}"),
+///         None => println!("{e}"),
+///     },
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "http", feature = "browser"))))]
+pub struct HttpFailure {
+    /// The status the server answered with; `None` when no answer came (the
+    /// connection could not be opened, or broke).
+    pub status: Option<u16>,
+    /// The start of the answer's body (at most 1 KiB, invalid UTF-8
+    /// replaced); empty when there was none.
+    #[serde(default)]
+    pub body: String,
+}
+
+impl HttpFailure {
+    /// The failure an error describes, if it is one made up by the HTTP
+    /// transport (code -32100 with an `HttpFailure` as its data).
+    ///
+    /// # Examples
+    ///
+    /// See [`HttpFailure`].
+    pub fn from_error(error: &ErrorObject) -> Option<HttpFailure> {
+        if error.code != ErrorCode::TRANSPORT_FAILED {
+            return None;
+        }
+        serde_json::from_str(error.data.as_deref()?.get()).ok()
+    }
+
+    pub(crate) fn into_error(self, message: String) -> ErrorObject {
+        let error = ErrorObject::new(ErrorCode::TRANSPORT_FAILED, message);
+        match error.clone().with_data(&self) {
+            Ok(with_data) => with_data,
+            Err(_) => error,
+        }
+    }
+}
+
+/// How one `POST` went.
+pub(crate) enum Exchange {
+    /// A `2xx` body: a response or a batch's array of them.
+    Answer { status: u16, body: Bytes },
+    /// `204`, or an empty `2xx` body.
+    Nothing { status: u16 },
+    /// Anything else: each request carried fails with this.
+    Failed(Failed),
+}
+
+/// Why the requests of one `POST` got no answer.
+pub(crate) struct Failed {
+    pub(crate) failure: HttpFailure,
+    pub(crate) message: String,
+}
+
+impl Failed {
+    pub(crate) fn new(status: Option<u16>, body: String, message: String) -> Self {
+        Failed {
+            failure: HttpFailure { status, body },
+            message,
+        }
+    }
+
+    /// No answer came: the request could not be sent, or the connection
+    /// broke.
+    pub(crate) fn unsent(url: &str, why: impl std::fmt::Display) -> Self {
+        let message = format!("the HTTP request to {url} failed: {why}");
+        Failed::new(None, String::new(), message)
+    }
+
+    /// A status that is not `2xx`, with the start of its body.
+    pub(crate) fn status(url: &str, status: u16, body: String) -> Self {
+        let mut message = match http::StatusCode::from_u16(status) {
+            Ok(code) => format!("HTTP {code} from {url}"),
+            Err(_) => format!("HTTP {status} from {url}"),
+        };
+        if let Some(line) = body.lines().find(|l| !l.trim().is_empty()) {
+            message.push_str(": ");
+            message.push_str(line.trim());
+        }
+        Failed::new(Some(status), body, message)
+    }
+
+    /// A body over the size limit.
+    pub(crate) fn too_large(url: &str, status: u16, limit: usize) -> Self {
+        let message = format!("the answer from {url} is over the {limit}-byte limit");
+        Failed::new(Some(status), String::new(), message)
+    }
+
+    /// A body that could not be read to its end.
+    pub(crate) fn unread(url: &str, status: u16, why: impl std::fmt::Display) -> Self {
+        let message = format!("reading the answer from {url} failed: {why}");
+        Failed::new(Some(status), String::new(), message)
+    }
+}
+
+/// What a `2xx` body read whole means: nothing (empty), an answer, or a
+/// failure when it is not JSON-RPC.
+pub(crate) fn answer(url: &str, status: u16, body: Bytes) -> Exchange {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Exchange::Nothing { status };
+    }
+    if !is_json_rpc(&body) {
+        let message = format!("the answer from {url} is not JSON-RPC");
+        return Exchange::Failed(Failed::new(Some(status), excerpt(&body), message));
+    }
+    Exchange::Answer { status, body }
+}
+
+/// The transport over `exchanger`: a sink that posts, a stream of answers.
+pub(crate) fn post_transport<X: Exchanger>(exchanger: X) -> Transport {
+    let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
+    let poster = Arc::new(Poster {
+        exchanger,
+        dropped: CancellationToken::new(),
+    });
+    let sink = PostSink {
+        poster,
+        inbound: inbound_tx,
+        permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
+        permit: None,
+    };
+    Transport::new(Answers(inbound_rx), sink)
+}
+
+/// The inbound half: answer bodies, and the errors made up for requests
+/// that got none.
+///
+/// Unbounded on purpose: a bounded queue could deadlock the peer (its
+/// reader waits for room in the outbound queue, the writer waits for a
+/// `POST` slot, and the `POST`s wait for room here). It holds at most the
+/// answers to what the peer sent, which its outbound budget bounds.
+struct Answers(mpsc::UnboundedReceiver<Frame>);
+
+impl Stream for Answers {
+    type Item = Result<Frame, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx).map(|frame| frame.map(Ok))
+    }
+}
+
+/// The outbound half: one `POST` per message, each on a task of its own.
+struct PostSink<X> {
+    poster: Arc<Poster<X>>,
+    inbound: mpsc::UnboundedSender<Frame>,
+    permits: PollSemaphore,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl<X: Exchanger> Sink<Bytes> for PostSink<X> {
+    type Error = TransportError;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if self.permit.is_none() {
+            match self.permits.poll_acquire(cx) {
+                Poll::Ready(Some(permit)) => self.permit = Some(permit),
+                Poll::Ready(None) => return Poll::Ready(Err(TransportError::Closed)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> Result<(), Self::Error> {
+        let permit = self.permit.take();
+        let poster = self.poster.clone();
+        let inbound = self.inbound.clone();
+        crate::rt::spawn(async move {
+            tokio::select! {
+                biased;
+                () = poster.dropped.cancelled() => {}
+                () = poster.post(message, &inbound) => {}
+            }
+            drop(permit);
+        });
+        Ok(())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Each message is on its way as soon as it is sent.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<X> Drop for PostSink<X> {
+    fn drop(&mut self) {
+        // The peer is gone: nobody waits for the answers still coming.
+        self.poster.dropped.cancel();
+    }
+}
+
+/// What every `POST` of one transport shares.
+struct Poster<X> {
+    exchanger: X,
+    /// Fired when the sink is dropped: `POST`s in flight are abandoned.
+    dropped: CancellationToken,
+}
+
+impl<X: Exchanger> Poster<X> {
+    /// Posts `message` and delivers what comes back; every request it
+    /// carried is answered, by the server or by a made-up error.
+    async fn post(&self, message: Bytes, inbound: &mpsc::UnboundedSender<Frame>) {
+        let requests = request_ids(&message);
+        let url = self.exchanger.url();
+        let (answered, unanswered) = match self.exchanger.exchange(message).await {
+            Exchange::Answer { status, body } => {
+                let answered = response_ids(&body);
+                let why = Failed::new(
+                    Some(status),
+                    excerpt(&body),
+                    format!("the answer from {url} holds no response to this request"),
+                );
+                let _ = inbound.send(Frame::Message(body));
+                (answered, why)
+            }
+            Exchange::Nothing { status } => {
+                let why = Failed::new(
+                    Some(status),
+                    String::new(),
+                    format!("{url} answered with no content, but this request is owed an answer"),
+                );
+                (Vec::new(), why)
+            }
+            Exchange::Failed(failed) => {
+                if requests.is_empty() {
+                    tracing::warn!(error = %failed.message, "a notification sent over HTTP was lost");
+                }
+                (Vec::new(), failed)
+            }
+        };
+        if requests.iter().all(|id| answered.contains(id)) {
+            return;
+        }
+        let error = unanswered.failure.into_error(unanswered.message);
+        for id in requests.iter().filter(|id| !answered.contains(id)) {
+            let body = message::error_response(Dialect::Strict, id, &error);
+            let _ = inbound.send(Frame::Message(body));
+        }
+    }
+}
+
+/// The ids of the requests in a message or batch this side sent.
+fn request_ids(message: &[u8]) -> Vec<Id> {
+    let Ok(text) = std::str::from_utf8(message) else {
+        return Vec::new();
+    };
+    let ids = |m: Classified<'_>| match m {
+        Classified::Request { id, .. } => Some(id),
+        _ => None,
+    };
+    match message::classify_frame(text, &ParseOptions::default()) {
+        ClassifiedFrame::Single(m) => ids(m).into_iter().collect(),
+        ClassifiedFrame::Batch(messages) => messages.into_iter().filter_map(ids).collect(),
+    }
+}
+
+/// The ids an answer body responds to.
+pub(crate) fn response_ids(body: &[u8]) -> Vec<Id> {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Vec::new();
+    };
+    let ids = |m: Classified<'_>| match m {
+        Classified::Response { id, .. } | Classified::BadResponse { id, .. } => Some(id),
+        Classified::Ignored { id, .. } => id,
+        _ => None,
+    };
+    match message::classify_frame(text, &ParseOptions::default()) {
+        ClassifiedFrame::Single(m) => ids(m).into_iter().collect(),
+        ClassifiedFrame::Batch(messages) => messages.into_iter().filter_map(ids).collect(),
+    }
+}
+
+/// Whether a body is a JSON object or array, as every answer must be.
+pub(crate) fn is_json_rpc(body: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return false;
+    };
+    // Not JSON, not an object or an array, or an object with no id that
+    // is not a message (a proxy's error page, say).
+    !matches!(
+        message::classify_frame(text, &ParseOptions::default()),
+        ClassifiedFrame::Single(Classified::Refused(refusal)) if refusal.id == Id::NULL
+    )
+}
+
+/// The start of a body, for an error message.
+pub(crate) fn excerpt(body: &[u8]) -> String {
+    String::from_utf8_lossy(&body[..body.len().min(BODY_EXCERPT_LEN)]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_checked_before_it_is_delivered() {
+        let url = "http://example.invalid/";
+        assert!(matches!(
+            answer(url, 200, Bytes::from_static(b" \r\n")),
+            Exchange::Nothing { status: 200 }
+        ));
+        let Exchange::Failed(failed) = answer(url, 200, Bytes::from_static(b"<html>502</html>"))
+        else {
+            panic!("an HTML page is not an answer");
+        };
+        assert_eq!(failed.failure.body, "<html>502</html>");
+        assert!(
+            failed.message.contains("not JSON-RPC"),
+            "{}",
+            failed.message
+        );
+        let body = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":2}"#);
+        assert!(matches!(
+            answer(url, 200, body),
+            Exchange::Answer { status: 200, .. }
+        ));
+    }
+
+    #[test]
+    fn a_failed_status_keeps_the_first_line_of_its_body() {
+        let failed = Failed::status("http://h/", 503, "\n  draining  \nmore".into());
+        assert_eq!(
+            failed.message,
+            "HTTP 503 Service Unavailable from http://h/: draining"
+        );
+        assert_eq!(failed.failure.status, Some(503));
+    }
+}
