@@ -66,8 +66,29 @@ mcp=$(url mcp_server http)
 echo "== servers: $ws, $http, $mcp"
 
 echo "== wasm-bindgen-test in headless Chromium"
-cd "$repo/tests/browser" # wasm-bindgen-test-runner reads webdriver.json here
-JSONRPC_BROWSER_WS=$ws JSONRPC_BROWSER_HTTP=$http JSONRPC_BROWSER_MCP=$mcp \
-    CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_TIMEOUT=300 \
-    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    cargo test -p browser-tests --target wasm32-unknown-unknown --test browser -- "$@"
+(
+    cd "$repo/tests/browser" # wasm-bindgen-test-runner reads webdriver.json here
+    JSONRPC_BROWSER_WS=$ws JSONRPC_BROWSER_HTTP=$http JSONRPC_BROWSER_MCP=$mcp \
+        CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_TIMEOUT=300 \
+        CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+        cargo test -p browser-tests --target wasm32-unknown-unknown --test browser -- "$@"
+)
+[ $# -gt 0 ] && exit 0 # a filtered run is about the tests alone
+
+echo "== the browser example (examples/browser), its size, and a screenshot"
+bash "$repo/examples/browser/build.sh" --no-serve
+if [ ! -d "$work/node_modules/playwright-core" ]; then
+    (cd "$work" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --silent playwright-core)
+fi
+cp "$repo/interop/browser_page.mjs" "$work/"
+python3 -u -m http.server --bind 127.0.0.1 --directory "$repo/examples/browser" 0 >"$work/page.log" 2>&1 &
+pids+=($!)
+page=
+for _ in $(seq 1 300); do
+    page=$(grep -o 'port [0-9]*' "$work/page.log" | head -n1 | cut -d' ' -f2) || true
+    [ -n "$page" ] && break
+    sleep 0.1
+done
+[ -n "$page" ] || { echo "browser.sh: the page server did not start" >&2; cat "$work/page.log" >&2; exit 1; }
+(cd "$work" && node browser_page.mjs \
+    "http://127.0.0.1:$page/?ws=$ws&http=$http" "$repo/docs/browser-example.png")

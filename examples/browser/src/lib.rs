@@ -109,10 +109,11 @@ pub async fn run() -> Result<(), JsValue> {
     Ok(())
 }
 
-/// An answer as the page shows it: the value, or the error with its code.
-fn shown<T: std::fmt::Debug>(answer: Result<T, CallError<ErrorObject>>) -> String {
+/// An answer as the page shows it: the value as JSON, or the error with
+/// its code.
+fn shown<T: serde::Serialize>(answer: Result<T, CallError<ErrorObject>>) -> String {
     match answer {
-        Ok(value) => format!("{value:?}"),
+        Ok(value) => serde_json::to_string(&value).unwrap_or_else(|e| e.to_string()),
         Err(CallError::Domain(e)) => format!("error {}: {}", e.code.0, e.message),
         Err(e) => format!("failed: {e}"),
     }
