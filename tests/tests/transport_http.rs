@@ -908,7 +908,11 @@ async fn a_preflight_from_an_allowed_origin_is_answered_with_the_methods_and_hea
 async fn a_call_from_an_allowed_origin_names_it_and_others_are_served_without_it() {
     let (_server, addr) = serve_for_pages().await;
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#;
-    let allowed = once(addr, from_page(post("/", JSON, call), "https://APP.example")).await;
+    let allowed = once(
+        addr,
+        from_page(post("/", JSON, call), "https://APP.example"),
+    )
+    .await;
     assert_eq!(allowed.status, StatusCode::OK);
     assert_eq!(
         header_of(&allowed, header::ACCESS_CONTROL_ALLOW_ORIGIN),
@@ -921,13 +925,20 @@ async fn a_call_from_an_allowed_origin_names_it_and_others_are_served_without_it
     assert_eq!(answer["result"], 19);
     // Another page's call is still served (the browser, not the server,
     // keeps the answer from it), but no origin is named.
-    let other = once(addr, from_page(post("/", JSON, call), "https://evil.example")).await;
+    let other = once(
+        addr,
+        from_page(post("/", JSON, call), "https://evil.example"),
+    )
+    .await;
     assert_eq!(other.status, StatusCode::OK);
     assert_eq!(header_of(&other, header::ACCESS_CONTROL_ALLOW_ORIGIN), None);
     // Its preflight is not answered as one: OPTIONS is not a method here.
     let refused = once(addr, preflight("https://evil.example", None)).await;
     assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(header_of(&refused, header::ACCESS_CONTROL_ALLOW_ORIGIN), None);
+    assert_eq!(
+        header_of(&refused, header::ACCESS_CONTROL_ALLOW_ORIGIN),
+        None
+    );
     // The health endpoint answers pages too.
     let health = once(addr, from_page(get("/health"), "https://app.example")).await;
     assert_eq!(health.status, StatusCode::OK);
@@ -941,9 +952,16 @@ async fn a_call_from_an_allowed_origin_names_it_and_others_are_served_without_it
 async fn without_allowed_origins_no_page_of_another_origin_is_named() {
     let (_server, addr) = serve().await;
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#;
-    let answer = once(addr, from_page(post("/", JSON, call), "https://app.example")).await;
+    let answer = once(
+        addr,
+        from_page(post("/", JSON, call), "https://app.example"),
+    )
+    .await;
     assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(header_of(&answer, header::ACCESS_CONTROL_ALLOW_ORIGIN), None);
+    assert_eq!(
+        header_of(&answer, header::ACCESS_CONTROL_ALLOW_ORIGIN),
+        None
+    );
     let refused = once(addr, preflight("https://app.example", None)).await;
     assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
 }

@@ -49,7 +49,9 @@ const STEPS: u32 = 20;
 pub async fn run() -> Result<(), JsValue> {
     let page = Page::new()?;
     let query = page.query()?;
-    let ws = query.get("ws").unwrap_or_else(|| "ws://127.0.0.1:9000/".into());
+    let ws = query
+        .get("ws")
+        .unwrap_or_else(|| "ws://127.0.0.1:9000/".into());
     page.reset(STEPS);
     page.show("ws-url", &ws);
     let transport = BrowserWebSocketConnector::new(&ws)
@@ -133,7 +135,10 @@ impl Page {
     }
 
     fn query(&self) -> Result<web_sys::UrlSearchParams, JsValue> {
-        let search = web_sys::window().ok_or("not in a page")?.location().search()?;
+        let search = web_sys::window()
+            .ok_or("not in a page")?
+            .location()
+            .search()?;
         web_sys::UrlSearchParams::new_with_str(&search)
     }
 
@@ -158,7 +163,13 @@ impl Page {
     }
 
     fn reset(&self, steps: u32) {
-        for id in ["subtract", "domain-error", "progress-result", "batch", "timeout"] {
+        for id in [
+            "subtract",
+            "domain-error",
+            "progress-result",
+            "batch",
+            "timeout",
+        ] {
             self.show(id, "…");
         }
         self.show("status", "connecting…");

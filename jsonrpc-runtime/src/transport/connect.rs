@@ -70,6 +70,9 @@ pub mod kind {
         /// JSON-RPC over HTTP through the browser's `fetch`, at a URL.
         #[cfg(all(feature = "browser", target_arch = "wasm32"))]
         Fetch(String): Web;
+        /// MCP Streamable HTTP through the browser's `fetch`, at a URL.
+        #[cfg(all(feature = "browser", target_arch = "wasm32"))]
+        McpFetch(String): Web;
         /// WebSocket, at a `ws://` or `wss://` URL.
         #[cfg(feature = "websocket")]
         WebSocket(String): Web, Secure;

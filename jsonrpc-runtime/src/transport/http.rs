@@ -4,17 +4,16 @@
 
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
-use hyper::body::{Body as _, Incoming};
-use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode, Uri};
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, Uri};
 use hyper_util::client::legacy::connect::HttpConnector as PlainConnector;
-use hyper_util::client::legacy::{Client, ResponseFuture};
+use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::connect::{kind, scheme_is_secure, Connector};
-use super::post::{answer, excerpt, post_transport, Exchange, Exchanger, Failed, BODY_EXCERPT_LEN};
+use super::post::{post_transport, HttpClient, ResponseBody};
 use super::{Transport, TransportError};
 
 /// How long an idle keep-alive connection is kept for the next `POST`.
@@ -102,13 +101,7 @@ impl Connector<kind::Http> {
     /// `POST` runs on a task of its own).
     pub async fn connect(self) -> Result<Transport, TransportError> {
         let (client, uri) = PostClient::new(&self, &self.target.0)?;
-        Ok(post_transport(HyperExchanger {
-            client,
-            url: uri.to_string(),
-            uri,
-            max_answer_len: self.max_frame_len,
-            headers: self.headers,
-        }))
+        Ok(post_transport(client, uri, self.headers, self.max_frame_len))
     }
 }
 
@@ -164,96 +157,35 @@ impl PostClient {
         Err(super::connect::needs_tls_feature(url))
     }
 
-    pub(crate) fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
-        match self {
-            PostClient::Http(client) => client.request(request),
+}
+
+impl HttpClient for PostClient {
+    type Body = Incoming;
+
+    async fn send(&self, request: Request<Bytes>) -> Result<Response<Incoming>, String> {
+        let request = request.map(Full::new);
+        let sent = match self {
+            PostClient::Http(client) => client.request(request).await,
             #[cfg(feature = "tls")]
-            PostClient::Https(client) => client.request(request),
-        }
-    }
-}
-
-/// hyper's side of a transport: the client, the URL, the limit and headers.
-struct HyperExchanger {
-    client: PostClient,
-    uri: Uri,
-    url: String,
-    max_answer_len: usize,
-    /// The connector's headers, sent with every `POST`.
-    headers: HeaderMap,
-}
-
-impl Exchanger for HyperExchanger {
-    fn url(&self) -> &str {
-        &self.url
-    }
-
-    async fn exchange(&self, message: Bytes) -> Exchange {
-        let mut request = Request::new(Full::new(message));
-        *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.uri.clone();
-        let headers = request.headers_mut();
-        headers.clone_from(&self.headers);
-        let json = HeaderValue::from_static("application/json");
-        headers.insert(header::CONTENT_TYPE, json.clone());
-        headers.insert(header::ACCEPT, json);
-        let response = match self.client.request(request).await {
-            Ok(response) => response,
-            Err(e) => return Exchange::Failed(Failed::unsent(&self.url, chain(&e))),
+            PostClient::Https(client) => client.request(request).await,
         };
-        let status = response.status();
-        if !status.is_success() {
-            return Exchange::Failed(failed_status(&self.url, response).await);
-        }
-        if status == StatusCode::NO_CONTENT {
-            return Exchange::Nothing { status: status.as_u16() };
-        }
-        match read_limited(&self.url, response, self.max_answer_len).await {
-            Ok(body) => answer(&self.url, status.as_u16(), body),
-            Err(failed) => Exchange::Failed(failed),
-        }
+        sent.map_err(|e| chain(&e))
     }
 }
 
-/// The failure a status that is not `2xx` means, with the start of its body.
-pub(crate) async fn failed_status(url: &str, response: Response<Incoming>) -> Failed {
-    let status = response.status().as_u16();
-    Failed::status(url, status, read_excerpt(response.into_body()).await)
-}
-
-/// A whole body, within `limit` bytes.
-pub(crate) async fn read_limited(
-    url: &str,
-    response: Response<Incoming>,
-    limit: usize,
-) -> Result<Bytes, Failed> {
-    let status = response.status().as_u16();
-    let body = response.into_body();
-    if body.size_hint().lower() > limit as u64 {
-        return Err(Failed::too_large(url, status, limit));
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(e) if e.is::<LengthLimitError>() => Err(Failed::too_large(url, status, limit)),
-        Err(e) => Err(Failed::unread(url, status, e)),
-    }
-}
-
-/// Reads the start of a failed answer's body; the rest is dropped.
-pub(crate) async fn read_excerpt(mut body: Incoming) -> String {
-    let mut kept = BytesMut::new();
-    while kept.len() < BODY_EXCERPT_LEN {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                if let Some(data) = frame.data_ref() {
-                    let room = BODY_EXCERPT_LEN - kept.len();
-                    kept.extend_from_slice(&data[..data.len().min(room)]);
-                }
+impl ResponseBody for Incoming {
+    async fn chunk(&mut self) -> Option<Result<Bytes, String>> {
+        loop {
+            match self.frame().await? {
+                // Trailers carry nothing of the message.
+                Ok(frame) => match frame.into_data() {
+                    Ok(data) => return Some(Ok(data)),
+                    Err(_) => continue,
+                },
+                Err(e) => return Some(Err(chain(&e))),
             }
-            Some(Err(_)) | None => break,
         }
     }
-    excerpt(&kept)
 }
 
 /// An error and its sources, `: `-separated (hyper's own messages are terse:

@@ -1,7 +1,9 @@
-//! MCP over Streamable HTTP, the client side (feature `mcp-http`): each
-//! outbound message is a `POST`, answers come back as JSON or SSE, the
-//! server's own messages on a `GET` stream. What it does is documented on
-//! [`McpHttpConnector`].
+//! MCP over Streamable HTTP, the client side (feature `mcp-http`, and
+//! `browser` on wasm32): each outbound message is a `POST`, answers come
+//! back as JSON or SSE, the server's own messages on a `GET` stream. What
+//! it does is documented on `McpHttpConnector`. One implementation runs on
+//! any [`HttpClient`]: hyper's natively (with OAuth), `fetch` in the
+//! browser (`McpFetchConnector`).
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -13,32 +15,40 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_sink::Sink;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode, Uri};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Uri};
 use serde::Deserialize;
-use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore};
 
-use super::connect::{kind, Connector};
-use super::http::{chain, failed_status, read_limited, PostClient};
 use super::post::{excerpt, is_json_rpc, response_ids, Failed, MAX_POSTS_IN_FLIGHT};
+use super::post::{failed_status, read_whole, HttpClient, ResponseBody};
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
 use crate::codec::Frame;
-use crate::Id;
 use crate::message::{self, Classified, ClassifiedFrame, Dialect, ParseOptions, RawJson};
 use crate::policy::CancellationPolicy;
+use crate::Id;
 
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+mod browser;
+#[cfg(feature = "mcp-http")]
+mod native;
+#[cfg(feature = "mcp-http")]
 mod oauth;
 mod post;
 mod stateless;
 mod streams;
 
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub use self::browser::McpFetchConnector;
+#[cfg(feature = "mcp-http")]
+pub use self::native::McpHttpConnector;
+#[cfg(feature = "mcp-http")]
 use self::oauth::Auth;
-use self::post::Opening;
+#[cfg(feature = "mcp-http")]
 pub use self::oauth::{OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
+use self::post::Opening;
 use self::stateless::{Listing, Stateless, ToolHeaders};
 
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -64,126 +74,31 @@ const SERVER_QUEUE: usize = 64;
 /// closes.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A client transport for an MCP server over Streamable HTTP at an
-/// `http://` or `https://` endpoint, such as `http://127.0.0.1:8080/mcp`
-/// (see [`Connector`] for the settings).
-///
-/// Nothing is connected yet. Each message the peer sends is one `POST`
-/// with `Accept: application/json, text/event-stream`; up to 64 travel
-/// at once. The answer to `initialize` gives the session id
-/// (`Mcp-Session-Id`) and the protocol version (its result's
-/// `protocolVersion`), and every later request carries both as headers;
-/// messages sent while the `initialize` `POST` waits for the server's
-/// reply wait with it, so they carry the session id. Once the
-/// server has taken `notifications/initialized`, a `GET` opens the
-/// session's stream of the server's own requests and notifications
-/// (`405` from the server means it offers none: fine). The peer answers
-/// those requests (`roots/list`, `sampling/createMessage`) with its
-/// routes, and each answer is posted back. Closing the transport sends
-/// `DELETE` to end the session. An answer or an SSE event is accepted up
-/// to [`max_frame_len`](Connector::max_frame_len) bytes; a request
-/// cancelled with `notifications/cancelled` is owed no answer. Every
-/// request carries the connector's [`header`](Connector::header)s.
-///
-/// A request whose params carry a revision in `_meta`
-/// (`io.modelcontextprotocol/protocolVersion`: MCP's stateless
-/// `2026-07-28`) is sent outside any session: no `Mcp-Session-Id`, that
-/// revision in `MCP-Protocol-Version`, its method in `Mcp-Method` and the
-/// tool, prompt or resource it is about in `Mcp-Name`; a `400` or `404`
-/// with a JSON-RPC body is its error answer.
-///
-/// | answer to a `POST` | what the peer sees |
-/// |---|---|
-/// | `200` with `application/json` | the body: a response, or an array of them |
-/// | `200` with `text/event-stream` | every message of the stream as it comes (progress, the server's requests, the answers); a stream that breaks before every answer arrived is resumed with `GET` and `Last-Event-ID` (three tries, waiting as the server's `retry:` says, else 100 ms doubling) |
-/// | `202` or `204` | nothing: what was posted owed no answer |
-/// | `404` for the session | the transport ends with [`TransportError::SessionEnded`]: every waiting call fails with [`CallError::Closed`](crate::CallError::Closed) |
-/// | any other status, a connection that failed, an answer over the limit, a stream that cannot be resumed | for each request the `POST` carried (and that was not cancelled), an error response made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`](super::HttpFailure) as its data, as [`HttpConnector`](super::HttpConnector) does |
-///
-/// The `GET` stream is reopened the same way when it breaks (with
-/// `Last-Event-ID`), and given up with a warning after three failures
-/// in a row; `POST`s go on regardless. The server's messages on it wait
-/// for the peer in a queue of 64: a server that floods the stream is
-/// read no faster than the peer reads.
-///
-/// # Examples
-///
-/// ```
-/// use jsonrpc_runtime::transport::McpHttpConnector;
-/// use jsonrpc_runtime::{Config, Peer};
-/// use serde_json::{json, Value};
-/// # use jsonrpc_runtime::{server::McpHttpListener, transport::TcpAcceptor, ErrorObject, Router};
-///
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// # let acceptor = TcpAcceptor::bind("127.0.0.1:0").await?;
-/// # let url = format!("http://{}/mcp", acceptor.local_addr()?);
-/// # let server = McpHttpListener::new(acceptor).spawn(Router::new()
-/// #     .request("initialize", |_: Value, _| async move {
-/// #         Ok::<_, ErrorObject>(json!({"protocolVersion": "2025-06-18", "capabilities": {}}))
-/// #     })
-/// #     .request("tools/list", |_: Value, _| async move { Ok::<_, ErrorObject>(json!({"tools": []})) }));
-/// // url: "http://127.0.0.1:8080/mcp", say
-/// let transport = McpHttpConnector::new(&url).connect().await?;
-/// let client = Peer::builder().config(Config::mcp_client()).spawn(transport);
-/// let init: Value = client
-///     .call("initialize", json!({
-///         "protocolVersion": "2025-06-18",
-///         "capabilities": {},
-///         "clientInfo": {"name": "example", "version": "1.0"},
-///     }))
-///     .await?;
-/// client.notify("notifications/initialized", json!({})).await?;
-/// let tools: Value = client.call("tools/list", json!({})).await?;
-/// assert_eq!(init["protocolVersion"], "2025-06-18");
-/// assert_eq!(tools, json!({"tools": []}));
-/// client.close(std::time::Duration::from_secs(1)).await; // sends DELETE
-/// # server.shutdown(std::time::Duration::from_secs(1)).await;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// # }).unwrap();
-/// ```
-///
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
-pub type McpHttpConnector = Connector<kind::McpHttp>;
-
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
-impl Connector<kind::McpHttp> {
-    /// The transport. Nothing is connected yet (see [`McpHttpConnector`]).
-    ///
-    /// # Errors
-    ///
-    /// [`TransportError::Invalid`] when the URL is not an `http://` or
-    /// `https://` URL with a host, or is `https://` without TLS settings.
-    ///
-    /// # Panics
-    ///
-    /// Sending through the transport panics outside a tokio runtime (each
-    /// `POST` runs on a task of its own).
-    pub async fn connect(self) -> Result<Transport, TransportError> {
-        let (client, uri) = PostClient::new(&self, &self.target.0)?;
-        Ok(mcp_transport(client, uri, self))
-    }
-
-    /// Gets tokens with `client` when the server asks for them (`401`, or
-    /// `403` with `insufficient_scope`): see [`OAuthClient`]. A token set
-    /// with [`bearer`](Self::bearer) is sent until then.
-    pub fn oauth(mut self, client: OAuthClient) -> Self {
-        self.oauth = Some(client);
-        self
-    }
+/// What an MCP transport is made of besides its HTTP client: where it
+/// posts and the connector's settings.
+struct McpSettings {
+    uri: Uri,
+    /// Sent with every request.
+    headers: HeaderMap,
+    max_len: usize,
+    /// Tokens got by OAuth, when the connector has its settings.
+    #[cfg(feature = "mcp-http")]
+    auth: Option<Auth>,
 }
 
 /// The transport over `client`: a sink that posts, a stream of what the
 /// server sends.
-fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> Transport {
+fn mcp_transport<C: HttpClient>(client: C, settings: McpSettings) -> Transport {
     let (answers_tx, answers) = mpsc::unbounded_channel();
     let (server_tx, server) = mpsc::channel(SERVER_QUEUE);
     let (initializing, _) = watch::channel(false);
     let (opening, _) = watch::channel(false);
     let shared = Arc::new(McpClient {
         client,
-        uri,
-        headers: connector.headers,
-        max_len: connector.max_frame_len,
+        url: settings.uri.to_string(),
+        uri: settings.uri,
+        headers: settings.headers,
+        max_len: settings.max_len,
         cancellation: CancellationPolicy::mcp(),
         session: Mutex::new(SessionHeaders::default()),
         initializing,
@@ -195,13 +110,8 @@ fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> T
         get_started: AtomicBool::new(false),
         ended: AtomicBool::new(false),
         dropped: CancellationToken::new(),
-        auth: connector.oauth.as_ref().map(|client| {
-            Auth::new(
-                client,
-                #[cfg(feature = "tls")]
-                connector.tls.clone(),
-            )
-        }),
+        #[cfg(feature = "mcp-http")]
+        auth: settings.auth,
     });
     let sink = McpSink {
         client: shared,
@@ -213,9 +123,11 @@ fn mcp_transport(client: PostClient, uri: Uri, connector: McpHttpConnector) -> T
 }
 
 /// What every request of one transport shares.
-struct McpClient {
-    client: PostClient,
+struct McpClient<C> {
+    client: C,
     uri: Uri,
+    /// The endpoint's URL, for messages.
+    url: String,
     /// The connector's headers, sent with every request.
     headers: HeaderMap,
     max_len: usize,
@@ -241,6 +153,7 @@ struct McpClient {
     /// Fired when the transport is dropped: every task stops.
     dropped: CancellationToken,
     /// Tokens got by OAuth, when the connector has its settings.
+    #[cfg(feature = "mcp-http")]
     auth: Option<Auth>,
 }
 
@@ -318,8 +231,8 @@ struct Watch<'a> {
 }
 
 /// How opening a `GET` stream went.
-enum Opened {
-    Stream(Incoming),
+enum Opened<B> {
+    Stream(B),
     /// `405`: the server offers no stream.
     NotOffered,
     /// `204`: the stream is over, nothing is left to replay.
@@ -337,7 +250,7 @@ enum Target {
     Server,
 }
 
-impl McpClient {
+impl<C: HttpClient> McpClient<C> {
     fn session(&self) -> MutexGuard<'_, SessionHeaders> {
         self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -347,8 +260,8 @@ impl McpClient {
     }
 
     /// A request to the endpoint with the session's headers.
-    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
-        let mut request = Request::new(Full::new(body));
+    fn request(&self, method: Method, body: Bytes) -> Request<Bytes> {
+        let mut request = Request::new(body);
         *request.method_mut() = method;
         *request.uri_mut() = self.uri.clone();
         let session = self.session();
@@ -360,6 +273,7 @@ impl McpClient {
         if let Some(version) = &session.version {
             headers.insert(MCP_PROTOCOL_VERSION, version.clone());
         }
+        #[cfg(feature = "mcp-http")]
         if let Some(token) = self.auth.as_ref().and_then(Auth::header) {
             headers.insert(header::AUTHORIZATION, token);
         }
@@ -380,7 +294,7 @@ impl McpClient {
             .unwrap_or_default();
         tracing::debug!(session = %session_id, "the MCP server ended the session");
         let _ = self.answers.send(Err(TransportError::SessionEnded {
-            url: self.uri.to_string(),
+            url: self.url.clone(),
             session_id,
         }));
     }
@@ -433,13 +347,13 @@ impl McpClient {
             return;
         }
         let request = self.request(Method::DELETE, Bytes::new());
-        match crate::rt::timeout(DELETE_TIMEOUT, self.client.request(request)).await {
+        match crate::rt::timeout(DELETE_TIMEOUT, self.client.send(request)).await {
             Ok(Ok(response)) if response.status().is_success() => {}
             Ok(Ok(response)) => tracing::debug!(
                 status = %response.status(),
                 "the MCP server did not end the session on DELETE"
             ),
-            Ok(Err(e)) => tracing::debug!(error = %chain(&e), "ending the MCP session failed"),
+            Ok(Err(why)) => tracing::debug!(error = %why, "ending the MCP session failed"),
             Err(_) => tracing::debug!("ending the MCP session timed out"),
         }
     }
@@ -477,17 +391,18 @@ impl Stream for McpInbound {
     }
 }
 
-type Closing = Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
-
 /// The outbound half: one `POST` per message, each on a task of its own.
-struct McpSink {
-    client: Arc<McpClient>,
+struct McpSink<C> {
+    client: Arc<McpClient<C>>,
     permits: PollSemaphore,
     permit: Option<OwnedSemaphorePermit>,
-    closing: Option<Closing>,
+    /// Set once closing: the `DELETE` that ends the session, on a task of
+    /// its own (in the browser its future holds JavaScript values, which
+    /// the sink may not).
+    closing: Option<oneshot::Receiver<()>>,
 }
 
-impl Sink<Bytes> for McpSink {
+impl<C: HttpClient> Sink<Bytes> for McpSink<C> {
     type Error = TransportError;
 
     fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -540,11 +455,17 @@ impl Sink<Bytes> for McpSink {
 
     fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         let client = self.client.clone();
-        let closing = self
-            .closing
-            .get_or_insert_with(|| Box::pin(async move { client.delete().await }));
-        match closing.as_mut().poll(cx) {
-            Poll::Ready(()) => {
+        let closing = self.closing.get_or_insert_with(|| {
+            let (done, closed) = oneshot::channel();
+            crate::rt::spawn(async move {
+                client.delete().await;
+                let _ = done.send(());
+            });
+            closed
+        });
+        match std::future::Future::poll(Pin::new(closing), cx) {
+            // Ended, or the task is gone (the runtime is shutting down).
+            Poll::Ready(_) => {
                 self.client.dropped.cancel();
                 Poll::Ready(Ok(()))
             }
@@ -553,7 +474,7 @@ impl Sink<Bytes> for McpSink {
     }
 }
 
-impl Drop for McpSink {
+impl<C> Drop for McpSink<C> {
     fn drop(&mut self) {
         // The peer is gone: nobody waits for what is still coming.
         self.client.dropped.cancel();

@@ -21,6 +21,7 @@
 //! | WebSocket, `ws://` and `wss://` (feature `websocket`) | `WebSocketConnector` | `WebSocketAcceptor` |
 //! | JSON-RPC over HTTP, `http://` and `https://` (feature `http`) | `HttpConnector` | `server::HttpListener` |
 //! | MCP Streamable HTTP (feature `mcp-http`) | `McpHttpConnector` | `server::McpHttpListener` |
+//! | the browser (feature `browser`, wasm32): WebSocket, `fetch` (JSON-RPC and MCP), `postMessage` | `BrowserWebSocketConnector`, `FetchConnector`, `McpFetchConnector`, `MessagePortTransport` | the servers above; `MessagePortTransport` in a worker or iframe |
 //! | a child process's stdin and stdout | [`ChildProcess`] | [`Transport::stdio`] in the child |
 //!
 //! The server side of the sockets is one
@@ -64,9 +65,13 @@ pub use self::post::HttpFailure;
 mod browser;
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub use self::browser::{BrowserWebSocketConnector, FetchConnector, MessagePortTransport};
+#[cfg(any(feature = "mcp-http", all(feature = "browser", target_arch = "wasm32")))]
+mod mcp_http;
+#[cfg(any(feature = "mcp-http", all(feature = "browser", target_arch = "wasm32")))]
+pub(crate) mod sse;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub use self::mcp_http::McpFetchConnector;
 cfg_feature! { "mcp-http",
-    mod mcp_http;
-    pub(crate) mod sse;
     pub use self::mcp_http::{McpHttpConnector, OAuthClient, MAX_AUTHORIZATIONS, MAX_OAUTH_DOCUMENT};
 }
 cfg_feature! { "mcp-params",

@@ -1,17 +1,21 @@
 //! One message per `POST`, whatever sends it: hyper natively (feature
 //! `http`), `fetch` in the browser (feature `browser`). What every such
 //! client shares lives here: the sink that posts and the stream of answers,
-//! the checks an answer passes, and the errors made up for the requests a
-//! `POST` left unanswered. A client brings only its [`Exchanger`].
+//! the checks an answer passes, reading a body within a limit, and the
+//! errors made up for the requests a `POST` left unanswered. A client
+//! brings only its [`HttpClient`]: the MCP transport (`mcp_http`) runs on
+//! the same one.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
 use futures_sink::Sink;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Uri};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore};
@@ -41,13 +45,88 @@ pub(crate) trait MaybeSend {}
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 impl<T> MaybeSend for T {}
 
-/// What sends one message as a `POST` and reads what comes back.
-pub(crate) trait Exchanger: Send + Sync + 'static {
-    /// Posts `message`; the answer, checked (see [`answer`]).
-    fn exchange(&self, message: Bytes) -> impl Future<Output = Exchange> + MaybeSend;
+/// What sends HTTP requests: hyper's client natively, `fetch` in the
+/// browser.
+pub(crate) trait HttpClient: Send + Sync + 'static {
+    /// A response's body, read as it arrives.
+    type Body: ResponseBody;
 
-    /// The URL posted to, for messages.
-    fn url(&self) -> &str;
+    /// Sends `request`; the response once its head has arrived, or why
+    /// none came (the connection could not be opened, or broke).
+    fn send(
+        &self,
+        request: Request<Bytes>,
+    ) -> impl Future<Output = Result<Response<Self::Body>, String>> + MaybeSend;
+}
+
+/// A response's body, chunk by chunk.
+pub(crate) trait ResponseBody: MaybeSend + 'static {
+    /// The next chunk, `None` at the end, or why the body broke.
+    fn chunk(&mut self) -> impl Future<Output = Option<Result<Bytes, String>>> + MaybeSend;
+}
+
+/// A whole body, within `limit` bytes (a declared `Content-Length` over it
+/// fails before anything is read).
+pub(crate) async fn read_whole<B: ResponseBody>(
+    url: &str,
+    response: Response<B>,
+    limit: usize,
+) -> Result<Bytes, Failed> {
+    let status = response.status().as_u16();
+    if declared_len(response.headers()).is_some_and(|len| len > limit as u64) {
+        return Err(Failed::too_large(url, status, limit));
+    }
+    let mut body = response.into_body();
+    // One chunk (the usual answer) is kept as it came; more are joined.
+    let mut whole = Bytes::new();
+    let mut joined: Option<BytesMut> = None;
+    while let Some(chunk) = body.chunk().await {
+        let chunk = chunk.map_err(|why| Failed::unread(url, status, why))?;
+        let len = joined.as_ref().map_or(whole.len(), BytesMut::len);
+        if len + chunk.len() > limit {
+            return Err(Failed::too_large(url, status, limit));
+        }
+        match &mut joined {
+            None if whole.is_empty() => whole = chunk,
+            None => {
+                let mut buffer = BytesMut::with_capacity(whole.len() + chunk.len());
+                buffer.extend_from_slice(&whole);
+                buffer.extend_from_slice(&chunk);
+                joined = Some(buffer);
+            }
+            Some(buffer) => buffer.extend_from_slice(&chunk),
+        }
+    }
+    Ok(joined.map_or(whole, BytesMut::freeze))
+}
+
+/// The failure a status that is not `2xx` means, with the start of its
+/// body (the rest is not read).
+pub(crate) async fn failed_status<B: ResponseBody>(url: &str, response: Response<B>) -> Failed {
+    let status = response.status().as_u16();
+    let mut body = response.into_body();
+    let mut kept = Vec::new();
+    while kept.len() < BODY_EXCERPT_LEN {
+        match body.chunk().await {
+            Some(Ok(chunk)) => {
+                let room = BODY_EXCERPT_LEN - kept.len();
+                kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Some(Err(_)) | None => break,
+        }
+    }
+    Failed::status(url, status, excerpt(&kept))
+}
+
+/// A response's `Content-Length`, when it declares one.
+fn declared_len(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Why a request sent over HTTP got no answer: the data of the -32100
@@ -176,11 +255,22 @@ pub(crate) fn answer(url: &str, status: u16, body: Bytes) -> Exchange {
     Exchange::Answer { status, body }
 }
 
-/// The transport over `exchanger`: a sink that posts, a stream of answers.
-pub(crate) fn post_transport<X: Exchanger>(exchanger: X) -> Transport {
+/// The transport that posts each message to `uri` with `client`, with
+/// `headers`, and takes answers of at most `max_answer_len` bytes: a sink
+/// that posts, a stream of answers.
+pub(crate) fn post_transport<C: HttpClient>(
+    client: C,
+    uri: Uri,
+    headers: HeaderMap,
+    max_answer_len: usize,
+) -> Transport {
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
     let poster = Arc::new(Poster {
-        exchanger,
+        client,
+        url: uri.to_string(),
+        uri,
+        headers,
+        max_answer_len,
         dropped: CancellationToken::new(),
     });
     let sink = PostSink {
@@ -210,14 +300,14 @@ impl Stream for Answers {
 }
 
 /// The outbound half: one `POST` per message, each on a task of its own.
-struct PostSink<X> {
-    poster: Arc<Poster<X>>,
+struct PostSink<C> {
+    poster: Arc<Poster<C>>,
     inbound: mpsc::UnboundedSender<Frame>,
     permits: PollSemaphore,
     permit: Option<OwnedSemaphorePermit>,
 }
 
-impl<X: Exchanger> Sink<Bytes> for PostSink<X> {
+impl<C: HttpClient> Sink<Bytes> for PostSink<C> {
     type Error = TransportError;
 
     fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -256,7 +346,7 @@ impl<X: Exchanger> Sink<Bytes> for PostSink<X> {
     }
 }
 
-impl<X> Drop for PostSink<X> {
+impl<C> Drop for PostSink<C> {
     fn drop(&mut self) {
         // The peer is gone: nobody waits for the answers still coming.
         self.poster.dropped.cancel();
@@ -264,19 +354,25 @@ impl<X> Drop for PostSink<X> {
 }
 
 /// What every `POST` of one transport shares.
-struct Poster<X> {
-    exchanger: X,
+struct Poster<C> {
+    client: C,
+    uri: Uri,
+    /// The URL, for messages.
+    url: String,
+    /// The connector's headers, sent with every `POST`.
+    headers: HeaderMap,
+    max_answer_len: usize,
     /// Fired when the sink is dropped: `POST`s in flight are abandoned.
     dropped: CancellationToken,
 }
 
-impl<X: Exchanger> Poster<X> {
+impl<C: HttpClient> Poster<C> {
     /// Posts `message` and delivers what comes back; every request it
     /// carried is answered, by the server or by a made-up error.
     async fn post(&self, message: Bytes, inbound: &mpsc::UnboundedSender<Frame>) {
         let requests = request_ids(&message);
-        let url = self.exchanger.url();
-        let (answered, unanswered) = match self.exchanger.exchange(message).await {
+        let url = &self.url;
+        let (answered, unanswered) = match self.exchange(message).await {
             Exchange::Answer { status, body } => {
                 let answered = response_ids(&body);
                 let why = Failed::new(
@@ -309,6 +405,36 @@ impl<X: Exchanger> Poster<X> {
         for id in requests.iter().filter(|id| !answered.contains(id)) {
             let body = message::error_response(Dialect::Strict, id, &error);
             let _ = inbound.send(Frame::Message(body));
+        }
+    }
+
+    /// Posts `message`; the answer, checked (see [`answer`]).
+    async fn exchange(&self, message: Bytes) -> Exchange {
+        let url = &self.url;
+        let mut request = Request::new(message);
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = self.uri.clone();
+        let headers = request.headers_mut();
+        headers.clone_from(&self.headers);
+        let json = HeaderValue::from_static("application/json");
+        headers.insert(header::CONTENT_TYPE, json.clone());
+        headers.insert(header::ACCEPT, json);
+        let response = match self.client.send(request).await {
+            Ok(response) => response,
+            Err(why) => return Exchange::Failed(Failed::unsent(url, why)),
+        };
+        let status = response.status();
+        if !status.is_success() {
+            return Exchange::Failed(failed_status(url, response).await);
+        }
+        if status == StatusCode::NO_CONTENT {
+            return Exchange::Nothing {
+                status: status.as_u16(),
+            };
+        }
+        match read_whole(url, response, self.max_answer_len).await {
+            Ok(body) => answer(url, status.as_u16(), body),
+            Err(failed) => Exchange::Failed(failed),
         }
     }
 }

@@ -17,6 +17,7 @@ use bytes::{Buf as _, Bytes, BytesMut};
 
 /// A comment line the server sends on an idle stream, so proxies and
 /// clients do not time it out.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))] // the server's
 pub(crate) const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// One event carrying `data`, with the id `id`.
@@ -24,6 +25,7 @@ pub(crate) const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 /// A message that spans lines (a handler's pre-formatted JSON) becomes one
 /// `data:` line per line; the reader joins them with `\n`, which JSON reads
 /// as whitespace (a raw line break can only sit between JSON tokens).
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))] // the server's
 pub(crate) fn encode_event(id: Option<&str>, data: &[u8]) -> Bytes {
     let mut out = BytesMut::with_capacity(data.len() + 32);
     if let Some(id) = id {
@@ -41,6 +43,7 @@ pub(crate) fn encode_event(id: Option<&str>, data: &[u8]) -> Bytes {
 }
 
 /// `data` split at `\r\n`, `\n` and `\r`; an empty `data` is one empty line.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))] // the server's
 fn lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = Some(data);
     std::iter::from_fn(move || {

@@ -1,16 +1,21 @@
 //! The peer, its generated clients and the browser's transports, in
 //! headless Chromium (`bash interop/browser.sh`): WebSocket and `fetch`
-//! against native `spec_server`s, and a page ⇄ Web Worker pair over a
+//! against native `spec_server`s, the MCP client over `fetch` against
+//! native `mcp_server --http`, and a page ⇄ Web Worker pair over a
 //! `MessagePort`.
 
 #![cfg(target_arch = "wasm32")]
 
 use std::time::Duration;
 
+use jsonrpc_mcp::client::McpClient;
+use jsonrpc_mcp::client_features::Root;
+use jsonrpc_mcp::types::CallToolResult;
 use jsonrpc_runtime::peer::CallOptions;
 use jsonrpc_runtime::policy::{CancellationPolicy, ProgressPolicy};
 use jsonrpc_runtime::transport::{
-    BrowserWebSocketConnector, FetchConnector, HttpFailure, MessagePortTransport, TransportError,
+    BrowserWebSocketConnector, FetchConnector, HttpFailure, McpFetchConnector,
+    MessagePortTransport, TransportError,
 };
 use jsonrpc_runtime::{
     rpc, CallError, CloseReason, Config, Context, ErrorCode, ErrorObject, Peer, Router,
@@ -35,6 +40,14 @@ fn ws_url() -> &'static str {
 fn http_url() -> &'static str {
     option_env!("JSONRPC_BROWSER_HTTP")
         .expect("build with JSONRPC_BROWSER_HTTP set (run interop/browser.sh)")
+}
+
+/// Where `interop/browser.sh` started `mcp_server --http` (its `/mcp`).
+// A test run without the script fails with this message, not silently.
+#[allow(clippy::option_env_unwrap)]
+fn mcp_url() -> &'static str {
+    option_env!("JSONRPC_BROWSER_MCP")
+        .expect("build with JSONRPC_BROWSER_MCP set (run interop/browser.sh)")
 }
 
 /// The methods of `spec_server` these tests call, as a generated client.
@@ -304,6 +317,123 @@ async fn fetch_no_server() {
         .and_then(HttpFailure::from_error)
         .expect("an HTTP failure");
     assert_eq!(failure.status, Some(405), "{failed:?}");
+}
+
+/// The text of a tool result's first content block.
+fn first_text(result: &CallToolResult) -> String {
+    let content = serde_json::to_value(&result.content).unwrap();
+    content[0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+#[wasm_bindgen_test]
+async fn mcp_client_over_fetch_on_a_session() {
+    let transport = McpFetchConnector::new(mcp_url()).connect().await.unwrap();
+    let client = McpClient::builder("a page", "1.0")
+        .protocol_version("2025-11-25")
+        .roots([Root {
+            uri: "file:///page".into(),
+            name: Some("the page".into()),
+        }])
+        .connect(transport)
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tool| tool.name)
+        .collect();
+    for tool in ["echo", "add", "sleep", "roots"] {
+        assert!(tools.iter().any(|t| t == tool), "{tools:?}");
+    }
+    let sum = client
+        .call_tool("add", json!({"a": 40, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&sum), "42");
+    // The server asks the page for its roots while the call runs: a
+    // request on the session's streams, answered with a POST of its own.
+    let roots = client.call_tool("roots", json!({})).await.unwrap();
+    assert!(first_text(&roots).contains("file:///page"), "{roots:?}");
+    // Progress on the POST's SSE stream, read as it arrives, then the
+    // answer.
+    let mut call = client
+        .peer()
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 100}}),
+            CallOptions::default(),
+        )
+        .unwrap();
+    let mut reports = 0;
+    while let Some(report) = call.next_progress().await {
+        report.unwrap();
+        reports += 1;
+    }
+    assert!(reports > 0, "no progress reports");
+    let slept = call.result().await.unwrap();
+    assert_eq!(slept["isError"], json!(false), "{slept}");
+    // A cancelled call is owed no answer; the session goes on.
+    let long = client
+        .peer()
+        .call_with_progress::<Value, ErrorObject, Value>(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 30_000}}),
+            CallOptions::default(),
+        )
+        .unwrap();
+    long.cancel(Some("the page moved on")).unwrap();
+    assert!(long.result().await.is_err());
+    let echoed = client
+        .call_tool("echo", json!({"text": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&echoed), "still here");
+    client.close(Duration::from_secs(5)).await;
+}
+
+#[wasm_bindgen_test]
+async fn mcp_client_over_fetch_on_the_stateless_revision() {
+    let transport = McpFetchConnector::new(mcp_url()).connect().await.unwrap();
+    let client = McpClient::builder("a page", "1.0")
+        .protocol_version("2026-07-28")
+        .connect(transport)
+        .await
+        .unwrap();
+    assert!(client.is_stateless());
+    let sum = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&sum), "3");
+    // An unknown tool: the server's error, answered with 404 or 400 and a
+    // JSON-RPC body, reaches the page as that error.
+    let unknown = client
+        .call_tool("no-such-tool", json!({}))
+        .await
+        .unwrap_err();
+    assert!(format!("{unknown:?}").contains("-32602"), "{unknown:?}");
+}
+
+#[wasm_bindgen_test]
+async fn mcp_over_fetch_with_no_server() {
+    let transport = McpFetchConnector::new("http://127.0.0.1:9/mcp")
+        .connect()
+        .await
+        .unwrap();
+    let failed = McpClient::builder("a page", "1.0")
+        .connect(transport)
+        .await
+        .unwrap_err();
+    assert!(format!("{failed:?}").contains("-32100"), "{failed:?}");
+    // A URL fetch cannot take is refused at once.
+    let invalid = McpFetchConnector::new("ftp://example.invalid/mcp")
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(invalid, TransportError::Invalid(_)), "{invalid:?}");
 }
 
 /// What the worker serves to the page.

@@ -1,26 +1,25 @@
-//! JSON-RPC over HTTP from the browser: one `fetch` `POST` per message.
+//! HTTP from the browser: `fetch` as the [`HttpClient`] under JSON-RPC
+//! over HTTP ([`FetchConnector`], one `POST` per message) and MCP
+//! Streamable HTTP (`McpFetchConnector`).
 
 use bytes::Bytes;
-use http::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::Uri;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast as _, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response,
-};
+use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit};
 
 use super::describe;
 use crate::transport::connect::{kind, Connector};
-use crate::transport::post::{
-    answer, post_transport, Exchange, Exchanger, Failed, BODY_EXCERPT_LEN,
-};
+use crate::transport::post::{post_transport, HttpClient, ResponseBody};
 use crate::transport::{Transport, TransportError};
 
 #[wasm_bindgen]
 extern "C" {
     // The global `fetch` of a window and of a worker alike.
     #[wasm_bindgen(js_name = fetch)]
-    fn fetch_request(request: &Request) -> js_sys::Promise;
+    fn fetch_request(request: &web_sys::Request) -> js_sys::Promise;
 }
 
 /// A client transport that posts each message with the browser's `fetch`
@@ -65,44 +64,133 @@ impl Connector<kind::Fetch> {
     ///
     /// # Errors
     ///
-    /// [`TransportError::Invalid`] when the browser refuses the URL or a
-    /// header.
+    /// [`TransportError::Invalid`] when the URL is not one the browser can
+    /// fetch, or a header is not text.
     pub async fn connect(self) -> Result<Transport, TransportError> {
         self.check()?;
-        let url = self.target.0;
-        let headers = header_pairs(&self.headers)?;
-        // Made once here, so a URL the browser refuses fails now.
-        Request::new_with_str(&url)
-            .map_err(|e| TransportError::Invalid(format!("`{url}`: {}", describe(&e))))?;
-        Ok(post_transport(FetchExchanger {
-            url,
-            headers,
-            max_answer_len: self.max_frame_len,
+        let uri = resolve(&self.target.0)?;
+        check_headers(&self.headers)?;
+        Ok(post_transport(
+            FetchClient,
+            uri,
+            self.headers,
+            self.max_frame_len,
+        ))
+    }
+}
+
+/// `url` resolved against the page's (or the worker's) address, as `fetch`
+/// would: a relative URL such as `/rpc` works.
+pub(crate) fn resolve(url: &str) -> Result<Uri, TransportError> {
+    let invalid = |why: String| TransportError::Invalid(format!("`{url}`: {why}"));
+    let base = js_sys::Reflect::get(&js_sys::global(), &"location".into())
+        .ok()
+        .and_then(|location| js_sys::Reflect::get(&location, &"href".into()).ok())
+        .and_then(|href| href.as_string());
+    let resolved = match &base {
+        Some(base) => web_sys::Url::new_with_base(url, base),
+        None => web_sys::Url::new(url),
+    }
+    .map_err(|e| invalid(describe(&e)))?;
+    let scheme = resolved.protocol();
+    if scheme != "http:" && scheme != "https:" {
+        return Err(invalid(format!("`{scheme}` is not http: or https:")));
+    }
+    resolved
+        .href()
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| invalid(e.to_string()))
+}
+
+/// Every header must be text a browser can send.
+pub(crate) fn check_headers(headers: &HeaderMap) -> Result<(), TransportError> {
+    match headers.iter().find(|(_, value)| value.to_str().is_err()) {
+        Some((name, _)) => Err(TransportError::Invalid(format!(
+            "the header `{name}` is not text a browser can send"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The browser's `fetch`, as the HTTP client of a transport. It holds no
+/// JavaScript values (each request makes its own), so it is `Send` like
+/// hyper's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FetchClient;
+
+impl HttpClient for FetchClient {
+    type Body = FetchBody;
+
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> Result<http::Response<FetchBody>, String> {
+        let abort = AbortController::new().map_err(|e| describe(&e))?;
+        let abort = AbortOnDrop(abort);
+        let request = js_request(request, &abort.0).map_err(|e| describe(&e))?;
+        let response: web_sys::Response = JsFuture::from(fetch_request(&request))
+            .await
+            .map_err(|e| describe(&e))?
+            .unchecked_into();
+        let mut head = http::Response::new(());
+        *head.status_mut() = http::StatusCode::from_u16(response.status())
+            .map_err(|_| format!("a status the browser reported, {}", response.status()))?;
+        read_headers(&response.headers(), head.headers_mut());
+        let reader = response
+            .body()
+            .map(|stream| stream.get_reader().unchecked_into());
+        Ok(head.map(|()| FetchBody {
+            reader,
+            _abort: abort,
         }))
     }
 }
 
-fn header_pairs(headers: &HeaderMap) -> Result<Vec<(String, String)>, TransportError> {
-    headers
-        .iter()
-        .map(|(name, value)| match value.to_str() {
-            Ok(value) => Ok((name.as_str().to_owned(), value.to_owned())),
-            Err(_) => Err(TransportError::Invalid(format!(
-                "the header `{name}` is not text a browser can send"
-            ))),
-        })
-        .collect()
+/// The JavaScript request for `request`, aborted through `abort`.
+fn js_request(
+    request: http::Request<Bytes>,
+    abort: &AbortController,
+) -> Result<web_sys::Request, JsValue> {
+    let (parts, body) = request.into_parts();
+    let headers = Headers::new()?;
+    for (name, value) in &parts.headers {
+        // Checked as text when the transport was made.
+        if let Ok(value) = value.to_str() {
+            headers.append(name.as_str(), value)?;
+        }
+    }
+    let init = RequestInit::new();
+    init.set_method(parts.method.as_str());
+    init.set_headers(&headers);
+    if !body.is_empty() {
+        init.set_body(&js_sys::Uint8Array::from(&body[..]));
+    }
+    init.set_signal(Some(&abort.signal()));
+    web_sys::Request::new_with_str_and_init(&parts.uri.to_string(), &init)
 }
 
-/// What every `fetch` of one transport shares: plain data, no JavaScript
-/// values (those live in each exchange).
-struct FetchExchanger {
-    url: String,
-    headers: Vec<(String, String)>,
-    max_answer_len: usize,
+/// The response headers a page may read (the CORS-safelisted ones, and
+/// those the server exposes).
+fn read_headers(from: &Headers, into: &mut HeaderMap) {
+    let Ok(Some(entries)) = js_sys::try_iter(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let pair: js_sys::Array = entry.unchecked_into();
+        let (Some(name), Some(value)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
+            continue;
+        };
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            into.append(name, value);
+        }
+    }
 }
 
-/// Aborts a `fetch` whose exchange was dropped (the peer went away).
+/// Aborts a `fetch` (and the reading of its body) when dropped: the
+/// exchange was given up, or the peer went away.
 struct AbortOnDrop(AbortController);
 
 impl Drop for AbortOnDrop {
@@ -111,122 +199,34 @@ impl Drop for AbortOnDrop {
     }
 }
 
-impl Exchanger for FetchExchanger {
-    fn url(&self) -> &str {
-        &self.url
-    }
+/// A `fetch` response's body, read chunk by chunk from its stream.
+pub(crate) struct FetchBody {
+    reader: Option<ReadableStreamDefaultReader>,
+    _abort: AbortOnDrop,
+}
 
-    async fn exchange(&self, message: Bytes) -> Exchange {
-        let url = &self.url;
-        let unsent = |e: JsValue| Exchange::Failed(Failed::unsent(url, describe(&e)));
-        let abort = match AbortController::new() {
-            Ok(controller) => AbortOnDrop(controller),
-            Err(e) => return unsent(e),
+impl ResponseBody for FetchBody {
+    async fn chunk(&mut self) -> Option<Result<Bytes, String>> {
+        let reader = self.reader.as_ref()?;
+        let failed = |e: JsValue| Some(Err(describe(&e)));
+        let chunk = match JsFuture::from(reader.read()).await {
+            Ok(chunk) => chunk,
+            Err(e) => return failed(e),
         };
-        let request = match self.request(&message, &abort.0) {
-            Ok(request) => request,
-            Err(e) => return unsent(e),
+        let done = match js_sys::Reflect::get(&chunk, &"done".into()) {
+            Ok(done) => done,
+            Err(e) => return failed(e),
         };
-        let response: Response = match JsFuture::from(fetch_request(&request)).await {
-            Ok(response) => response.unchecked_into(),
-            Err(e) => return unsent(e),
-        };
-        let status = response.status();
-        if !response.ok() {
-            let body = match read_body(&response, BODY_EXCERPT_LEN, Overflow::Truncate).await {
-                Ok(body) => String::from_utf8_lossy(&body).into_owned(),
-                Err(_) => String::new(),
-            };
-            return Exchange::Failed(Failed::status(url, status, body));
-        }
-        if status == 204 {
-            return Exchange::Nothing { status };
-        }
-        let declared = response
-            .headers()
-            .get("content-length")
-            .ok()
-            .flatten()
-            .and_then(|len| len.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > self.max_answer_len as u64) {
-            return Exchange::Failed(Failed::too_large(url, status, self.max_answer_len));
-        }
-        match read_body(&response, self.max_answer_len, Overflow::Fail).await {
-            Ok(body) => answer(url, status, Bytes::from(body)),
-            Err(BodyError::TooLarge) => {
-                Exchange::Failed(Failed::too_large(url, status, self.max_answer_len))
-            }
-            Err(BodyError::Failed(why)) => Exchange::Failed(Failed::unread(url, status, why)),
-        }
-    }
-}
-
-impl FetchExchanger {
-    fn request(&self, message: &[u8], abort: &AbortController) -> Result<Request, JsValue> {
-        let headers = Headers::new()?;
-        for (name, value) in &self.headers {
-            headers.append(name, value)?;
-        }
-        headers.set(CONTENT_TYPE.as_str(), "application/json")?;
-        headers.set(ACCEPT.as_str(), "application/json")?;
-        let init = RequestInit::new();
-        init.set_method("POST");
-        init.set_headers(&headers);
-        init.set_body(&js_sys::Uint8Array::from(message));
-        init.set_signal(Some(&abort.signal()));
-        Request::new_with_str_and_init(&self.url, &init)
-    }
-}
-
-/// What a body past the limit means.
-#[derive(Clone, Copy)]
-pub(crate) enum Overflow {
-    /// The start is kept (an excerpt).
-    Truncate,
-    /// The body is refused.
-    Fail,
-}
-
-pub(crate) enum BodyError {
-    TooLarge,
-    Failed(String),
-}
-
-/// A response's body, read chunk by chunk up to `limit` bytes; the rest is
-/// cancelled.
-pub(crate) async fn read_body(
-    response: &Response,
-    limit: usize,
-    overflow: Overflow,
-) -> Result<Vec<u8>, BodyError> {
-    let Some(stream) = response.body() else {
-        return Ok(Vec::new());
-    };
-    let failed = |e: JsValue| BodyError::Failed(describe(&e));
-    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-    let mut body = Vec::new();
-    loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(failed)?;
-        let done = js_sys::Reflect::get(&chunk, &"done".into()).map_err(failed)?;
         if done.is_truthy() {
-            return Ok(body);
+            self.reader = None;
+            return None;
         }
-        let value = js_sys::Reflect::get(&chunk, &"value".into()).map_err(failed)?;
-        let bytes: js_sys::Uint8Array = value.unchecked_into();
-        let len = bytes.length() as usize;
-        if body.len() + len > limit {
-            let _ = reader.cancel();
-            return match overflow {
-                Overflow::Fail => Err(BodyError::TooLarge),
-                Overflow::Truncate => {
-                    let room = limit - body.len();
-                    body.extend_from_slice(&bytes.subarray(0, room as u32).to_vec());
-                    Ok(body)
-                }
-            };
+        match js_sys::Reflect::get(&chunk, &"value".into()) {
+            Ok(value) => {
+                let bytes: js_sys::Uint8Array = value.unchecked_into();
+                Some(Ok(Bytes::from(bytes.to_vec())))
+            }
+            Err(e) => failed(e),
         }
-        let start = body.len();
-        body.resize(start + len, 0);
-        bytes.copy_to(&mut body[start..]);
     }
 }

@@ -1,7 +1,8 @@
 //! The browser's transports (feature `browser`, on
 //! `wasm32-unknown-unknown`): the page's `WebSocket`, `fetch` for JSON-RPC
-//! over HTTP, and `postMessage` over a `MessagePort` between a page and its
-//! Web Workers or iframes.
+//! over HTTP (and for MCP Streamable HTTP: `McpFetchConnector`, in
+//! `mcp_http`), and `postMessage` over a `MessagePort` between a page and
+//! its Web Workers or iframes.
 //!
 //! Each transport is a [`Transport`](super::Transport) like any other, so
 //! [`Peer`](crate::Peer), `#[rpc]` clients and servers, timeouts,
@@ -15,6 +16,7 @@ mod port;
 mod websocket;
 
 pub use self::fetch::FetchConnector;
+pub(crate) use self::fetch::{check_headers, resolve, FetchClient};
 pub use self::port::MessagePortTransport;
 pub use self::websocket::BrowserWebSocketConnector;
 

@@ -26,7 +26,9 @@ pub const MAX_AUTHORIZATIONS: usize = 3;
 /// server cannot grow the client's memory with one.
 pub const MAX_OAUTH_DOCUMENT: usize = 256 * 1024;
 
-type Authorize = Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send>> + Send + Sync>;
+type Authorize = Arc<
+    dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send>> + Send + Sync,
+>;
 
 /// The client side of MCP's authorization (OAuth 2.1), for
 /// [`McpHttpConnector::oauth`](super::McpHttpConnector::oauth).
@@ -96,7 +98,10 @@ impl fmt::Debug for OAuthClient {
             .field("redirect_uri", &self.config.redirect_uri)
             .field("client_name", &self.config.client_name)
             .field("headless", &self.config.authorize.is_none())
-            .field("pre_registered", &self.config.pre_registered.as_ref().map(|(id, _)| id))
+            .field(
+                "pre_registered",
+                &self.config.pre_registered.as_ref().map(|(id, _)| id),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -110,7 +115,10 @@ impl OAuthClient {
         F: Fn(String) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<String, String>> + Send + 'static,
     {
-        Self::with(redirect_uri.into(), Some(Arc::new(move |url| Box::pin(authorize(url)))))
+        Self::with(
+            redirect_uri.into(),
+            Some(Arc::new(move |url| Box::pin(authorize(url)))),
+        )
     }
 
     /// A client for an authorization server that approves without a
@@ -195,7 +203,10 @@ pub(super) struct FlowState {
 }
 
 impl Auth {
-    pub(super) fn new(client: &OAuthClient, #[cfg(feature = "tls")] tls: Option<crate::tls::ClientTls>) -> Auth {
+    pub(super) fn new(
+        client: &OAuthClient,
+        #[cfg(feature = "tls")] tls: Option<crate::tls::ClientTls>,
+    ) -> Auth {
         Auth {
             config: client.config.clone(),
             #[cfg(feature = "tls")]
@@ -226,13 +237,20 @@ impl Auth {
         if self.header().as_ref() != sent {
             return Ok(());
         }
-        for scope in challenge.scope.iter().flat_map(|s| s.split(' ')).filter(|s| !s.is_empty()) {
+        for scope in challenge
+            .scope
+            .iter()
+            .flat_map(|s| s.split(' '))
+            .filter(|s| !s.is_empty())
+        {
             if !state.scopes.iter().any(|s| s == scope) {
                 state.scopes.push(scope.to_owned());
             }
         }
         let scope = (!state.scopes.is_empty()).then(|| state.scopes.join(" "));
-        let token = self.run(&mut state, &challenge, uri, scope.as_deref()).await?;
+        let token = self
+            .run(&mut state, &challenge, uri, scope.as_deref())
+            .await?;
         let mut value = HeaderValue::try_from(format!("Bearer {token}"))
             .map_err(|_| "the access token holds characters a header cannot carry")?;
         value.set_sensitive(true);

@@ -8,9 +8,9 @@ use super::*;
 
 /// Lets later `POST`s go once the standalone stream is open, was refused,
 /// or will not be opened.
-pub(super) struct Opening(Arc<McpClient>);
+pub(super) struct Opening<C>(Arc<McpClient<C>>);
 
-impl Drop for Opening {
+impl<C> Drop for Opening<C> {
     fn drop(&mut self) {
         self.0.opening.send_replace(false);
     }
@@ -26,7 +26,7 @@ impl Drop for InitializeDone<'_> {
     }
 }
 
-impl McpClient {
+impl<C: HttpClient> McpClient<C> {
     /// Posts `message` and delivers what comes back; every request it
     /// carried is answered, by the server or by a made-up error.
     pub(super) async fn post(self: &Arc<Self>, message: Bytes, outgoing: Outgoing) {
@@ -57,7 +57,7 @@ impl McpClient {
             None => Failed::new(
                 None,
                 String::new(),
-                format!("{} sent no answer to this request", self.uri),
+                format!("{} sent no answer to this request", self.url),
             ),
         };
         if outgoing.requests.is_empty() {
@@ -136,7 +136,7 @@ impl McpClient {
                     return Ok((Vec::new(), None));
                 }
                 if !is_json_rpc(&body) {
-                    let message = format!("the answer from {} is not JSON-RPC", self.uri);
+                    let message = format!("the answer from {} is not JSON-RPC", self.url);
                     return Err(Failed::new(Some(status.as_u16()), excerpt(&body), message));
                 }
                 Ok((self.deliver(body, Target::Answers, watch).await, None))
@@ -144,31 +144,52 @@ impl McpClient {
         }
     }
 
-    /// Posts `message`; when the server wants a token (and the transport
-    /// has [`OAuthClient`] settings), gets one and posts it again, at most
-    /// [`MAX_AUTHORIZATIONS`] times.
+    /// Posts `message`; with [`OAuthClient`](super::OAuthClient) settings,
+    /// when the server wants a token, gets one and posts it again, at most
+    /// [`MAX_AUTHORIZATIONS`](super::MAX_AUTHORIZATIONS) times.
     async fn post_authorized(
         &self,
         message: Bytes,
         stateless: Option<&Stateless>,
-    ) -> Result<Response<Incoming>, Failed> {
+    ) -> Result<Response<C::Body>, Failed> {
+        #[cfg(feature = "mcp-http")]
+        if let Some(auth) = &self.auth {
+            return self.post_with_auth(auth, message, stateless).await;
+        }
+        self.send(self.post_request(message, stateless)).await
+    }
+
+    /// A `POST` of `message`, with a stateless request's headers.
+    fn post_request(&self, message: Bytes, stateless: Option<&Stateless>) -> Request<Bytes> {
+        let mut request = self.request(Method::POST, message);
+        let headers = request.headers_mut();
+        if let Some(stateless) = stateless {
+            stateless.apply(headers);
+        }
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        request
+    }
+
+    #[cfg(feature = "mcp-http")]
+    async fn post_with_auth(
+        &self,
+        auth: &Auth,
+        message: Bytes,
+        stateless: Option<&Stateless>,
+    ) -> Result<Response<C::Body>, Failed> {
         let mut authorizations = 0;
         loop {
-            let sent = self.auth.as_ref().and_then(Auth::header);
-            let mut request = self.request(Method::POST, message.clone());
-            let headers = request.headers_mut();
-            if let Some(stateless) = stateless {
-                stateless.apply(headers);
-            }
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            headers.insert(
-                header::ACCEPT,
-                HeaderValue::from_static("application/json, text/event-stream"),
-            );
-            let response = self.send(request).await?;
+            let sent = auth.header();
+            let response = self
+                .send(self.post_request(message.clone(), stateless))
+                .await?;
             let status = response.status();
             let challenge = response
                 .headers()
@@ -177,33 +198,36 @@ impl McpClient {
                 .map(str::to_owned);
             let wants_token = status == StatusCode::UNAUTHORIZED
                 || (status == StatusCode::FORBIDDEN && oauth::is_step_up(challenge.as_deref()));
-            let Some(auth) = self.auth.as_ref().filter(|_| wants_token) else {
-                return Ok(response);
-            };
-            if authorizations == MAX_AUTHORIZATIONS {
+            if !wants_token || authorizations == MAX_AUTHORIZATIONS {
                 return Ok(response);
             }
             authorizations += 1;
-            if let Err(why) = auth.reauthorize(challenge.as_deref(), sent.as_ref(), &self.uri).await {
-                let message = format!("HTTP {status} from {}, and authorizing failed: {why}", self.uri);
+            if let Err(why) = auth
+                .reauthorize(challenge.as_deref(), sent.as_ref(), &self.uri)
+                .await
+            {
+                let message = format!(
+                    "HTTP {status} from {}, and authorizing failed: {why}",
+                    self.url
+                );
                 return Err(Failed::new(Some(status.as_u16()), String::new(), message));
             }
         }
     }
 
-    pub(super) async fn send(&self, request: Request<Full<Bytes>>) -> Result<Response<Incoming>, Failed> {
+    pub(super) async fn send(&self, request: Request<Bytes>) -> Result<Response<C::Body>, Failed> {
         self.client
-            .request(request)
+            .send(request)
             .await
-            .map_err(|e| Failed::unsent(&self.uri.to_string(), chain(&e)))
+            .map_err(|why| Failed::unsent(&self.url, why))
     }
 
-    pub(super) async fn failed_status(&self, response: Response<Incoming>) -> Failed {
-        failed_status(&self.uri.to_string(), response).await
+    pub(super) async fn failed_status(&self, response: Response<C::Body>) -> Failed {
+        failed_status(&self.url, response).await
     }
 
     /// A whole body, within the size limit.
-    pub(super) async fn read_json(&self, response: Response<Incoming>) -> Result<Bytes, Failed> {
-        read_limited(&self.uri.to_string(), response, self.max_len).await
+    pub(super) async fn read_json(&self, response: Response<C::Body>) -> Result<Bytes, Failed> {
+        read_whole(&self.url, response, self.max_len).await
     }
 }

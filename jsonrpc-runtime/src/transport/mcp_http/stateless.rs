@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use http::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -215,23 +215,37 @@ mod tests {
         let read = format!(r#"{{"uri":"file:///a b",{meta}}}"#);
         let mut headers = HeaderMap::new();
         headers.insert(MCP_SESSION_ID, HeaderValue::from_static("s1"));
-        Stateless::read(&id, "tools/call", Some(&call), &tools).unwrap().apply(&mut headers);
+        Stateless::read(&id, "tools/call", Some(&call), &tools)
+            .unwrap()
+            .apply(&mut headers);
         assert_eq!(headers[MCP_PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(headers[MCP_METHOD], "tools/call");
         assert_eq!(headers[MCP_NAME], "add");
         assert!(headers.get(MCP_SESSION_ID).is_none());
         let read = Stateless::read(&id, "resources/read", Some(&read), &tools).unwrap();
         assert_eq!(read.name.as_ref().unwrap(), "file:///a b");
-        let list = Stateless::read(&id, "tools/list", Some(&format!("{{{meta}}}")), &tools).unwrap();
+        let list =
+            Stateless::read(&id, "tools/list", Some(&format!("{{{meta}}}")), &tools).unwrap();
         assert_eq!(list.name, None);
         // No revision, no `_meta`, a `_meta` without one: a session's.
-        assert_eq!(Stateless::read(&id, "tools/call", Some(r#"{"name":"add"}"#), &tools), None);
+        assert_eq!(
+            Stateless::read(&id, "tools/call", Some(r#"{"name":"add"}"#), &tools),
+            None
+        );
         assert_eq!(Stateless::read(&id, "tools/call", None, &tools), None);
         let other = r#"{"name":"x","_meta":{"progressToken":1}}"#;
-        assert_eq!(Stateless::read(&id, "tools/call", Some(other), &tools), None);
+        assert_eq!(
+            Stateless::read(&id, "tools/call", Some(other), &tools),
+            None
+        );
         // A name no header can carry is left out.
         let odd = format!(r#"{{"name":"a\nb",{meta}}}"#);
-        assert_eq!(Stateless::read(&id, "tools/call", Some(&odd), &tools).unwrap().name, None);
+        assert_eq!(
+            Stateless::read(&id, "tools/call", Some(&odd), &tools)
+                .unwrap()
+                .name,
+            None
+        );
     }
 
     #[test]
@@ -251,7 +265,10 @@ mod tests {
             "v":{"type":"number","x-mcp-header":"V"}}}}"#;
         let first = listing(1, "");
         // An answer to another request teaches nothing.
-        tools.learn(format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{region}]}}}}"#).as_bytes(), &first);
+        tools.learn(
+            format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{region}]}}}}"#).as_bytes(),
+            &first,
+        );
         let call = |name: &str, arguments: &str| {
             let params = format!(r#"{{"name":"{name}","arguments":{arguments},{meta}}}"#);
             let mut headers = HeaderMap::new();
@@ -262,16 +279,23 @@ mod tests {
             headers.get("mcp-param-region").cloned()
         };
         assert_eq!(call("sql", r#"{"region":"eu"}"#), None);
-        let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{region},{broken}]}}}}"#);
+        let answer =
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{region},{broken}]}}}}"#);
         tools.learn(answer.as_bytes(), &first);
         assert_eq!(call("sql", r#"{"region":"eu","query":"q"}"#).unwrap(), "eu");
-        assert_eq!(call("sql", r#"{"region":" eu"}"#).unwrap(), "=?base64?IGV1?=");
+        assert_eq!(
+            call("sql", r#"{"region":" eu"}"#).unwrap(),
+            "=?base64?IGV1?="
+        );
         assert_eq!(call("sql", r#"{"region":null}"#), None);
         assert_eq!(call("bad", r#"{"v":1}"#), None);
         // A later page adds to what is known; a first page starts over.
         let second = listing(3, r#""cursor":"c","#);
         let other = region.replace("\"sql\"", "\"sql2\"");
-        tools.learn(format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"tools":[{other}]}}}}"#).as_bytes(), &second);
+        tools.learn(
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"tools":[{other}]}}}}"#).as_bytes(),
+            &second,
+        );
         assert_eq!(call("sql", r#"{"region":"eu"}"#).unwrap(), "eu");
         assert_eq!(call("sql2", r#"{"region":"us"}"#).unwrap(), "us");
         let again = listing(4, "");

@@ -4,12 +4,12 @@
 
 use super::*;
 
-impl McpClient {
+impl<C: HttpClient> McpClient<C> {
     /// Reads a `POST`'s SSE stream until every request it carried is
     /// answered (or cancelled), resuming it when it breaks first.
     pub(super) async fn read_post_stream(
         self: &Arc<Self>,
-        mut body: Incoming,
+        mut body: C::Body,
         mut pending: Vec<Id>,
         watch: Watch<'_>,
     ) -> (Vec<Id>, Option<Failed>) {
@@ -82,7 +82,7 @@ impl McpClient {
     /// ended cleanly.
     pub(super) async fn pump(
         &self,
-        mut body: Incoming,
+        mut body: C::Body,
         target: Target,
         watch: Watch<'_>,
         last_id: &mut Option<String>,
@@ -110,17 +110,13 @@ impl McpClient {
             if decoder.retry_ms().is_some() {
                 *retry = decoder.retry_ms();
             }
-            let frame = tokio::select! {
+            let chunk = tokio::select! {
                 () = self.dropped.cancelled() => return None,
-                frame = body.frame() => frame,
+                chunk = body.chunk() => chunk,
             };
-            match frame {
-                Some(Ok(frame)) => {
-                    if let Some(data) = frame.data_ref() {
-                        decoder.push(data);
-                    }
-                }
-                Some(Err(e)) => return Some(format!("the stream broke: {}", chain(&e))),
+            match chunk {
+                Some(Ok(data)) => decoder.push(&data),
+                Some(Err(why)) => return Some(format!("the stream broke: {why}")),
                 None => return None,
             }
         }
@@ -141,7 +137,7 @@ impl McpClient {
 
     /// Opens a `GET` stream: the standalone one, or, with `last`, the one
     /// that event was on.
-    pub(super) async fn open_stream(&self, last: Option<&str>) -> Result<Opened, Failed> {
+    pub(super) async fn open_stream(&self, last: Option<&str>) -> Result<Opened<C::Body>, Failed> {
         let mut request = self.request(Method::GET, Bytes::new());
         let headers = request.headers_mut();
         headers.insert(
@@ -174,7 +170,7 @@ impl McpClient {
     /// Opens the session's standalone stream, once.
     /// Opens the standalone stream, once; `opening` (held back `POST`s)
     /// is let go when the first attempt is answered.
-    pub(super) fn start_server_stream(self: &Arc<Self>, opening: Option<Opening>) {
+    pub(super) fn start_server_stream(self: &Arc<Self>, opening: Option<Opening<C>>) {
         if self.get_started.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -189,7 +185,7 @@ impl McpClient {
 
     /// Reads the standalone stream for as long as the session lives,
     /// reopening it when it breaks.
-    pub(super) async fn server_stream(&self, mut opening: Option<Opening>) {
+    pub(super) async fn server_stream(&self, mut opening: Option<Opening<C>>) {
         let mut last_id: Option<String> = None;
         let mut retry = None;
         let mut failures = 0;
@@ -200,9 +196,16 @@ impl McpClient {
                 Ok(Opened::Stream(body)) => {
                     let mut delivered = false;
                     let broken = self
-                        .pump(body, Target::Server, Watch::default(), &mut last_id, &mut retry, |_| {
-                            delivered = true;
-                        })
+                        .pump(
+                            body,
+                            Target::Server,
+                            Watch::default(),
+                            &mut last_id,
+                            &mut retry,
+                            |_| {
+                                delivered = true;
+                            },
+                        )
                         .await;
                     if delivered {
                         failures = 0;

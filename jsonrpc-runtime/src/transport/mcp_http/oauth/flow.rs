@@ -6,7 +6,6 @@
 //! the token.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use serde::Deserialize;
@@ -14,9 +13,9 @@ use serde_json::{json, Value};
 
 use super::wire::{self, Challenge};
 use super::{Auth, FlowState, Registered, MAX_OAUTH_DOCUMENT};
-use crate::transport::http::{chain, PostClient};
+use crate::transport::http::PostClient;
+use crate::transport::post::{read_whole, HttpClient as _};
 use crate::transport::McpHttpConnector;
-
 
 #[derive(Deserialize)]
 struct ResourceMetadata {
@@ -99,7 +98,9 @@ impl Auth {
             }
             // 2025-03-26, before protected resource metadata: the MCP
             // server's origin is its authorization server.
-            Err(_) if challenge.resource_metadata.is_none() => (None, wire::origin(uri), Vec::new()),
+            Err(_) if challenge.resource_metadata.is_none() => {
+                (None, wire::origin(uri), Vec::new())
+            }
             Err(e) => return Err(e),
         };
         let server = match self.server_metadata(&issuer).await {
@@ -115,7 +116,8 @@ impl Auth {
         let (code, verifier) = self
             .authorization_code(&server, &client, resource, scope.as_deref())
             .await?;
-        self.token(&server, &client, resource, &code, &verifier).await
+        self.token(&server, &client, resource, &code, &verifier)
+            .await
     }
 
     async fn resource_metadata(
@@ -127,13 +129,16 @@ impl Auth {
             Some(url) => vec![url.clone()],
             None => wire::resource_metadata_urls(uri),
         };
-        self.first_document(&urls, "protected resource metadata").await
+        self.first_document(&urls, "protected resource metadata")
+            .await
     }
 
     async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, String> {
         let urls = wire::authorization_server_urls(issuer)
             .ok_or_else(|| format!("the authorization server `{issuer}` is not a URL"))?;
-        let server: ServerMetadata = self.first_document(&urls, "authorization server metadata").await?;
+        let server: ServerMetadata = self
+            .first_document(&urls, "authorization server metadata")
+            .await?;
         // RFC 8414 §3.3: exactly the issuer the resource named.
         if server.issuer != issuer {
             return Err(format!(
@@ -203,10 +208,18 @@ impl Auth {
         });
         let body = Bytes::from(request.to_string());
         let answer = self
-            .fetch(Method::POST, endpoint, Some(("application/json", body)), None)
+            .fetch(
+                Method::POST,
+                endpoint,
+                Some(("application/json", body)),
+                None,
+            )
             .await?;
         if !answer.status.is_success() {
-            return Err(format!("registration at {endpoint} was refused: {}", answer.status));
+            return Err(format!(
+                "registration at {endpoint} was refused: {}",
+                answer.status
+            ));
         }
         let registered: Value = serde_json::from_slice(&answer.body)
             .map_err(|e| format!("the registration answer does not read: {e}"))?;
@@ -264,8 +277,16 @@ impl Auth {
         if let Some(scope) = scope.filter(|s| !s.is_empty()) {
             params.push(("scope", scope));
         }
-        let separator = if server.authorization_endpoint.contains('?') { '&' } else { '?' };
-        let url = format!("{}{separator}{}", server.authorization_endpoint, wire::form(&params));
+        let separator = if server.authorization_endpoint.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let url = format!(
+            "{}{separator}{}",
+            server.authorization_endpoint,
+            wire::form(&params)
+        );
         let back = match &self.config.authorize {
             Some(authorize) => authorize(url).await?,
             None => self.approved_at_once(&url).await?,
@@ -279,14 +300,18 @@ impl Auth {
         // RFC 9207: the issuer says it is the one asked, when it says so.
         match wire::query_param(&back, "iss") {
             Some(iss) if iss != server.issuer => {
-                return Err(format!("the authorization answer comes from `{iss}`, not `{}`", server.issuer))
+                return Err(format!(
+                    "the authorization answer comes from `{iss}`, not `{}`",
+                    server.issuer
+                ))
             }
             None if server.authorization_response_iss_parameter_supported => {
                 return Err("the authorization answer lacks the `iss` its server promises".into())
             }
             _ => {}
         }
-        let code = wire::query_param(&back, "code").ok_or("the authorization answer has no code")?;
+        let code =
+            wire::query_param(&back, "code").ok_or("the authorization answer has no code")?;
         Ok((code, verifier))
     }
 
@@ -332,16 +357,31 @@ impl Auth {
         let body = Bytes::from(wire::form(&fields));
         let form = Some(("application/x-www-form-urlencoded", body));
         let answer = self
-            .fetch(Method::POST, &server.token_endpoint, form, authorization.as_deref())
+            .fetch(
+                Method::POST,
+                &server.token_endpoint,
+                form,
+                authorization.as_deref(),
+            )
             .await?;
         if !answer.status.is_success() {
             let body = String::from_utf8_lossy(&answer.body);
-            return Err(format!("the token request was refused: {} {body}", answer.status));
+            return Err(format!(
+                "the token request was refused: {} {body}",
+                answer.status
+            ));
         }
         let token: TokenAnswer = serde_json::from_slice(&answer.body)
             .map_err(|e| format!("the token answer does not read: {e}"))?;
-        if token.token_type.as_deref().is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
-            return Err(format!("the token is of type `{}`, not a bearer token", token.token_type.unwrap_or_default()));
+        if token
+            .token_type
+            .as_deref()
+            .is_some_and(|t| !t.eq_ignore_ascii_case("bearer"))
+        {
+            return Err(format!(
+                "the token is of type `{}`, not a bearer token",
+                token.token_type.unwrap_or_default()
+            ));
         }
         Ok(token.access_token)
     }
@@ -361,37 +401,31 @@ impl Auth {
             connector.tls = self.tls.clone();
         }
         let (client, uri) = PostClient::new(&connector, url).map_err(|e| e.to_string())?;
-        let mut request = Request::new(Full::new(Bytes::new()));
+        let mut request = Request::new(Bytes::new());
         *request.method_mut() = method;
         *request.uri_mut() = uri;
         let headers = request.headers_mut();
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
         if let Some((kind, bytes)) = body {
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-            *request.body_mut() = Full::new(bytes);
+            *request.body_mut() = bytes;
         }
         if let Some(value) = authorization.and_then(|a| HeaderValue::from_str(a).ok()) {
             request.headers_mut().insert(header::AUTHORIZATION, value);
         }
         let response = client
-            .request(request)
+            .send(request)
             .await
-            .map_err(|e| format!("the request to {url} failed: {}", chain(&e)))?;
+            .map_err(|why| format!("the request to {url} failed: {why}"))?;
         let status = response.status();
         let location = response
             .headers()
             .get(header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let body = match Limited::new(response.into_body(), MAX_OAUTH_DOCUMENT).collect().await {
-            Ok(body) => body.to_bytes(),
-            Err(e) if e.is::<LengthLimitError>() => {
-                return Err(format!(
-                    "the answer from {url} is over the {MAX_OAUTH_DOCUMENT}-byte limit of an OAuth document"
-                ))
-            }
-            Err(e) => return Err(format!("reading the answer from {url} failed: {e}")),
-        };
+        let body = read_whole(url, response, MAX_OAUTH_DOCUMENT)
+            .await
+            .map_err(|failed| failed.message)?;
         Ok(Answer {
             status,
             location,

@@ -152,7 +152,10 @@ pub(crate) fn basic(id: &str, secret: &str) -> String {
     };
     // RFC 6749 §2.3.1: each part form-encoded, then base64.
     let pair = format!("{}:{}", encoded(id), encoded(secret));
-    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
 }
 
 /// `scheme://authority` of a URL.
@@ -169,7 +172,9 @@ pub(crate) fn resource_metadata_urls(uri: &Uri) -> Vec<String> {
     let path = uri.path().trim_end_matches('/');
     let mut urls = Vec::new();
     if !path.is_empty() {
-        urls.push(format!("{origin}/.well-known/oauth-protected-resource{path}"));
+        urls.push(format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ));
     }
     urls.push(format!("{origin}/.well-known/oauth-protected-resource"));
     urls
@@ -225,7 +230,8 @@ mod tests {
             challenge.resource_metadata.as_deref(),
             Some("http://h/.well-known/oauth-protected-resource/mcp")
         );
-        let plain = Challenge::parse(r#"bearer scope=mcp, error_description="say \"no\"""#).unwrap();
+        let plain =
+            Challenge::parse(r#"bearer scope=mcp, error_description="say \"no\"""#).unwrap();
         assert_eq!(plain.scope.as_deref(), Some("mcp"));
         assert_eq!(Challenge::parse("Basic realm=\"x\""), None);
         assert_eq!(Challenge::parse("Bearer"), Some(Challenge::default()));
@@ -234,7 +240,10 @@ mod tests {
     #[test]
     fn forms_and_queries_round_trip() {
         let text = form(&[("redirect_uri", "http://l:3/cb?x=1"), ("scope", "a b")]);
-        assert_eq!(text, "redirect_uri=http%3A%2F%2Fl%3A3%2Fcb%3Fx%3D1&scope=a%20b");
+        assert_eq!(
+            text,
+            "redirect_uri=http%3A%2F%2Fl%3A3%2Fcb%3Fx%3D1&scope=a%20b"
+        );
         let url = format!("http://h/cb?{text}&code=c%2B1&empty");
         assert_eq!(query_param(&url, "scope").as_deref(), Some("a b"));
         assert_eq!(query_param(&url, "code").as_deref(), Some("c+1"));
@@ -246,8 +255,17 @@ mod tests {
     fn pkce_s256_is_the_rfc_7636_example() {
         // RFC 7636 Appendix B.
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        assert_eq!(s256(verifier), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
-        assert_eq!(basic("a b", "c:d"), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("a%20b:c%3Ad")));
+        assert_eq!(
+            s256(verifier),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+        assert_eq!(
+            basic("a b", "c:d"),
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("a%20b:c%3Ad")
+            )
+        );
     }
 
     #[test]
