@@ -59,4 +59,5 @@ wasm_clippy() {
 }
 wasm_clippy -p jsonrpc-runtime --no-default-features --features macros,browser
 wasm_clippy -p browser-tests --tests
-echo "check-features: $count features alone, none, all (core and runtime), and for wasm32 the core, the runtime without defaults and with the browser transports, jsonrpc-mcp and the browser tests: ok"
+wasm_clippy -p browser-example
+echo "check-features: $count features alone, none, all (core and runtime), and for wasm32 the core, the runtime without defaults and with the browser transports, jsonrpc-mcp, the browser tests and the browser example: ok"

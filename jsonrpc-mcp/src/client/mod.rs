@@ -5,7 +5,8 @@
 //! [`McpClient::builder`] says who the client is, which revision it
 //! prefers and what it answers; [`connect`](McpClientBuilder::connect)
 //! starts it on any transport: stdio of a child process, a socket, or
-//! Streamable HTTP (`McpHttpConnector`).
+//! Streamable HTTP (`McpHttpConnector`; from the browser,
+//! `McpFetchConnector`).
 //!
 //! | revision asked for | how the client starts | how the server's questions reach it |
 //! |---|---|---|
