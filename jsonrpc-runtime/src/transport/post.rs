@@ -525,4 +525,103 @@ mod tests {
         );
         assert_eq!(failed.failure.status, Some(503));
     }
+
+    /// A body that arrives in the chunks given.
+    struct Chunks(std::collections::VecDeque<Result<Bytes, String>>);
+
+    impl ResponseBody for Chunks {
+        async fn chunk(&mut self) -> Option<Result<Bytes, String>> {
+            self.0.pop_front()
+        }
+    }
+
+    fn response(chunks: Vec<Result<Bytes, String>>, declared: Option<usize>) -> Response<Chunks> {
+        let mut response = Response::new(Chunks(chunks.into()));
+        if let Some(len) = declared {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        }
+        response
+    }
+
+    fn block_on<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(future)
+    }
+
+    /// `body` cut at `cuts` (offsets into it, in any order).
+    fn cut(body: &[u8], cuts: &[usize]) -> Vec<Result<Bytes, String>> {
+        let mut ends: Vec<usize> = cuts.iter().map(|&c| c.min(body.len())).collect();
+        ends.push(body.len());
+        ends.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for end in ends {
+            chunks.push(Ok(Bytes::copy_from_slice(&body[start..end])));
+            start = end;
+        }
+        chunks
+    }
+
+    /// One chunk is kept as it came, more are joined: whatever the cuts, the
+    /// body read is the body sent (the plain concatenation), up to the limit
+    /// and not one byte past it.
+    #[test]
+    fn a_body_read_whole_is_the_body_sent_across_the_limit_and_any_cuts() {
+        let url = "http://h/";
+        let mut limits = vec![1, 2, 1023, 1024, 1025];
+        limits.extend((4..=20).map(|power| 1usize << power));
+        for limit in limits {
+            for len in [limit.saturating_sub(1), limit, limit + 1] {
+                let body: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+                let cut_sets: [Vec<usize>; 4] = [
+                    vec![],
+                    vec![len / 2],
+                    vec![1.min(len), len / 3, (2 * len) / 3],
+                    (1..len).step_by((len / 7).max(1)).collect(),
+                ];
+                for cuts in &cut_sets {
+                    let read = block_on(read_whole(url, response(cut(&body, cuts), None), limit));
+                    match read {
+                        Ok(read) => {
+                            assert!(len <= limit, "{len} bytes read with a limit of {limit}");
+                            assert_eq!(&read[..], &body[..], "{len} bytes cut at {cuts:?}");
+                        }
+                        Err(failed) => {
+                            assert!(len > limit, "{len} bytes refused with a limit of {limit}");
+                            assert!(failed.message.contains("limit"), "{}", failed.message);
+                        }
+                    }
+                }
+                // A declared length over the limit fails before reading.
+                let declared = block_on(read_whole(url, response(Vec::new(), Some(len)), limit));
+                assert_eq!(
+                    declared.is_err(),
+                    len > limit,
+                    "declared {len}, limit {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_body_that_breaks_fails_with_why_and_a_failed_status_keeps_its_excerpt() {
+        let url = "http://h/";
+        let broken = vec![Ok(Bytes::from_static(b"{")), Err("reset".to_owned())];
+        let Err(failed) = block_on(read_whole(url, response(broken, None), 1024)) else {
+            panic!("a broken body is not a body");
+        };
+        assert!(failed.message.contains("reset"), "{}", failed.message);
+        for len in [BODY_EXCERPT_LEN - 1, BODY_EXCERPT_LEN, BODY_EXCERPT_LEN + 1] {
+            let body = vec![b'x'; len];
+            let mut answer = response(cut(&body, &[len / 2]), None);
+            *answer.status_mut() = StatusCode::BAD_GATEWAY;
+            let failed = block_on(failed_status(url, answer));
+            assert_eq!(failed.failure.status, Some(502));
+            assert_eq!(failed.failure.body.len(), len.min(BODY_EXCERPT_LEN));
+        }
+    }
 }
