@@ -877,7 +877,7 @@ fn preflight(origin: &str, asked_headers: Option<&str>) -> Request<Full<Bytes>> 
     request.body(Full::default()).unwrap()
 }
 
-fn header_of<'a>(answer: &'a HttpAnswer, name: header::HeaderName) -> Option<&'a str> {
+fn header_of(answer: &HttpAnswer, name: header::HeaderName) -> Option<&str> {
     answer.headers.get(name).map(|v| v.to_str().unwrap())
 }
 

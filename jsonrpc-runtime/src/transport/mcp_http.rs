@@ -18,10 +18,10 @@ use futures_sink::Sink;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
 use serde::Deserialize;
-use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::{CancellationToken, PollSemaphore};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
 
-use super::post::{excerpt, is_json_rpc, response_ids, Failed, MAX_POSTS_IN_FLIGHT};
+use super::post::{excerpt, is_json_rpc, response_ids, Failed, PostSlots};
 use super::post::{failed_status, read_whole, HttpClient, ResponseBody};
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
@@ -115,8 +115,7 @@ fn mcp_transport<C: HttpClient>(client: C, settings: McpSettings) -> Transport {
     });
     let sink = McpSink {
         client: shared,
-        permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
-        permit: None,
+        slots: PostSlots::new(),
         closing: None,
     };
     Transport::new(McpInbound { answers, server }, sink)
@@ -394,8 +393,7 @@ impl Stream for McpInbound {
 /// The outbound half: one `POST` per message, each on a task of its own.
 struct McpSink<C> {
     client: Arc<McpClient<C>>,
-    permits: PollSemaphore,
-    permit: Option<OwnedSemaphorePermit>,
+    slots: PostSlots,
     /// Set once closing: the `DELETE` that ends the session, on a task of
     /// its own (in the browser its future holds JavaScript values, which
     /// the sink may not).
@@ -406,18 +404,11 @@ impl<C: HttpClient> Sink<Bytes> for McpSink<C> {
     type Error = TransportError;
 
     fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        if self.permit.is_none() {
-            match self.permits.poll_acquire(cx) {
-                Poll::Ready(Some(permit)) => self.permit = Some(permit),
-                Poll::Ready(None) => return Poll::Ready(Err(TransportError::Closed)),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-        Poll::Ready(Ok(()))
+        self.slots.poll_ready(cx)
     }
 
     fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> Result<(), Self::Error> {
-        let permit = self.permit.take();
+        let permit = self.slots.take();
         let client = self.client.clone();
         let outgoing = Outgoing::read(&message, &client.cancellation, &client.tools);
         {

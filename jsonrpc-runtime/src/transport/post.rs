@@ -276,8 +276,7 @@ pub(crate) fn post_transport<C: HttpClient>(
     let sink = PostSink {
         poster,
         inbound: inbound_tx,
-        permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
-        permit: None,
+        slots: PostSlots::new(),
     };
     Transport::new(Answers(inbound_rx), sink)
 }
@@ -299,21 +298,27 @@ impl Stream for Answers {
     }
 }
 
-/// The outbound half: one `POST` per message, each on a task of its own.
-struct PostSink<C> {
-    poster: Arc<Poster<C>>,
-    inbound: mpsc::UnboundedSender<Frame>,
+/// The `POST`s a transport may have in flight ([`MAX_POSTS_IN_FLIGHT`]):
+/// a sink is ready once it holds a slot, and each `POST` keeps its slot
+/// until it is done.
+pub(crate) struct PostSlots {
     permits: PollSemaphore,
-    permit: Option<OwnedSemaphorePermit>,
+    held: Option<OwnedSemaphorePermit>,
 }
 
-impl<C: HttpClient> Sink<Bytes> for PostSink<C> {
-    type Error = TransportError;
+impl PostSlots {
+    pub(crate) fn new() -> PostSlots {
+        PostSlots {
+            permits: PollSemaphore::new(Arc::new(Semaphore::new(MAX_POSTS_IN_FLIGHT))),
+            held: None,
+        }
+    }
 
-    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        if self.permit.is_none() {
+    /// A sink's `poll_ready`: ready once a slot is held.
+    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), TransportError>> {
+        if self.held.is_none() {
             match self.permits.poll_acquire(cx) {
-                Poll::Ready(Some(permit)) => self.permit = Some(permit),
+                Poll::Ready(Some(permit)) => self.held = Some(permit),
                 Poll::Ready(None) => return Poll::Ready(Err(TransportError::Closed)),
                 Poll::Pending => return Poll::Pending,
             }
@@ -321,8 +326,28 @@ impl<C: HttpClient> Sink<Bytes> for PostSink<C> {
         Poll::Ready(Ok(()))
     }
 
+    /// The slot `poll_ready` got, for the `POST` about to start.
+    pub(crate) fn take(&mut self) -> Option<OwnedSemaphorePermit> {
+        self.held.take()
+    }
+}
+
+/// The outbound half: one `POST` per message, each on a task of its own.
+struct PostSink<C> {
+    poster: Arc<Poster<C>>,
+    inbound: mpsc::UnboundedSender<Frame>,
+    slots: PostSlots,
+}
+
+impl<C: HttpClient> Sink<Bytes> for PostSink<C> {
+    type Error = TransportError;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.slots.poll_ready(cx)
+    }
+
     fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> Result<(), Self::Error> {
-        let permit = self.permit.take();
+        let permit = self.slots.take();
         let poster = self.poster.clone();
         let inbound = self.inbound.clone();
         crate::rt::spawn(async move {

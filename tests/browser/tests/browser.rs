@@ -150,6 +150,19 @@ async fn websocket_progress_then_the_answer() {
     );
 }
 
+/// The browser's timers: a call to `test/slow` given up on after 200 ms.
+async fn gives_up_on_a_slow_call(peer: &Peer) {
+    let timed_out = peer
+        .call_with::<Value, ErrorObject>(
+            "test/slow",
+            json!({"ms": 30_000}),
+            CallOptions::default().timeout(Duration::from_millis(200)),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(timed_out, CallError::TimedOut), "{timed_out:?}");
+}
+
 #[wasm_bindgen_test]
 async fn websocket_cancel_and_timeout() {
     let peer = ws_peer(Router::new()).await;
@@ -166,16 +179,7 @@ async fn websocket_cancel_and_timeout() {
         matches!(&cancelled, CallError::Domain(e) if e.code == ErrorCode::REQUEST_CANCELLED),
         "{cancelled:?}"
     );
-    // The browser's timers: a call given up on after 200 ms.
-    let timed_out = peer
-        .call_with::<Value, ErrorObject>(
-            "test/slow",
-            json!({"ms": 30_000}),
-            CallOptions::default().timeout(Duration::from_millis(200)),
-        )
-        .await
-        .unwrap_err();
-    assert!(matches!(timed_out, CallError::TimedOut), "{timed_out:?}");
+    gives_up_on_a_slow_call(&peer).await;
     // The connection is still good.
     assert_eq!(SpecClient::new(peer).subtract(1.0, 1.0).await.unwrap(), 0.0);
 }
@@ -287,15 +291,7 @@ async fn fetch_typed_calls_headers_a_batch_and_large_bodies() {
     batch.send().await.unwrap();
     assert_eq!(first.await.unwrap(), 7.0);
     assert_eq!(second.await.unwrap(), json!(["batched"]));
-    let timed_out = peer
-        .call_with::<Value, ErrorObject>(
-            "test/slow",
-            json!({"ms": 30_000}),
-            CallOptions::default().timeout(Duration::from_millis(200)),
-        )
-        .await
-        .unwrap_err();
-    assert!(matches!(timed_out, CallError::TimedOut), "{timed_out:?}");
+    gives_up_on_a_slow_call(&peer).await;
 }
 
 #[wasm_bindgen_test]

@@ -117,8 +117,13 @@ impl BrowserWebSocketConnector {
                     message, None, None,
                 )));
             }
+            // A socket delivers nothing before it opens, and its callbacks
+            // hold the sender: neither happens, but neither panics.
             Some(Event::Frame(_)) | None => {
-                unreachable!("a socket delivers nothing before it opens")
+                let message = format!("the WebSocket to {} did not open", self.url);
+                return Err(TransportError::WebSocket(WebSocketError::new(
+                    message, None, None,
+                )));
             }
         }
         let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
