@@ -38,12 +38,12 @@ pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// |---|---|
 /// | `2xx` with a body | the body, as one frame (a response, or a batch's array) |
 /// | `204`, or a `2xx` with an empty body | nothing: what was posted owed no answer |
-/// | any other status, a connection that failed (a certificate not trusted: rustls' reason is in the message), a body over the limit or not JSON-RPC | for each request the `POST` carried, an error response to its id, made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`]) with an [`HttpFailure`] (status, start of the body) as its data |
+/// | any other status, a connection that failed (a certificate not trusted: rustls' reason is in the message), a body over the limit or not JSON-RPC | for each request the `POST` carried, an error response to its id, made up on this side: -32100 ([`ErrorCode::TRANSPORT_FAILED`](crate::ErrorCode::TRANSPORT_FAILED)) with an [`HttpFailure`](crate::transport::HttpFailure) (status, start of the body) as its data |
 /// | a `2xx` answer that leaves out a request it carried | that request gets the same made-up error |
 ///
 /// So a call over HTTP always ends: with its answer, with a
 /// [`CallError::Rpc`](crate::CallError::Rpc) that
-/// [`HttpFailure::from_error`] reads, or with the peer's request timeout
+/// [`HttpFailure::from_error`](crate::transport::HttpFailure::from_error) reads, or with the peer's request timeout
 /// if one is set. The calls of other `POST`s are not affected, and the
 /// transport stays usable: a `503` from a draining instance fails the
 /// calls it carried, and the next call may reach another instance. A
