@@ -17,8 +17,8 @@
 
 use futures_util::StreamExt as _;
 use jsonrpc_runtime::codec::{Frame, FrameRefusal};
-use jsonrpc_runtime::transport::{OpenOptions, WebSocketAcceptor};
 use jsonrpc_runtime::transport::TransportError;
+use jsonrpc_runtime::transport::{OpenOptions, WebSocketAcceptor};
 use jsonrpc_runtime::{Config, Transport};
 use libfuzzer_sys::fuzz_target;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};

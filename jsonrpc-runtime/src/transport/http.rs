@@ -101,7 +101,12 @@ impl Connector<kind::Http> {
     /// `POST` runs on a task of its own).
     pub async fn connect(self) -> Result<Transport, TransportError> {
         let (client, uri) = PostClient::new(&self, &self.target.0)?;
-        Ok(post_transport(client, uri, self.headers, self.max_frame_len))
+        Ok(post_transport(
+            client,
+            uri,
+            self.headers,
+            self.max_frame_len,
+        ))
     }
 }
 
@@ -156,7 +161,6 @@ impl PostClient {
         #[cfg(not(feature = "tls"))]
         Err(super::connect::needs_tls_feature(url))
     }
-
 }
 
 impl HttpClient for PostClient {

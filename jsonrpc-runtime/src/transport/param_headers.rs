@@ -144,7 +144,9 @@ impl ParamHeaders {
             let label = &param.label;
             let path = param.path.join(".");
             if again.is_some() {
-                return Err(ParamHeaderMismatch(format!("`{label}` is sent more than once")));
+                return Err(ParamHeaderMismatch(format!(
+                    "`{label}` is sent more than once"
+                )));
             }
             match (argument(arguments, &param.path), header) {
                 (None, None) => {}
@@ -159,8 +161,9 @@ impl ParamHeaders {
                     )))
                 }
                 (Some(value), Some(header)) => {
-                    let text = decode(header)
-                        .map_err(|why| ParamHeaderMismatch(format!("the header `{label}` {why}")))?;
+                    let text = decode(header).map_err(|why| {
+                        ParamHeaderMismatch(format!("the header `{label}` {why}"))
+                    })?;
                     if !same(value, &text) {
                         return Err(ParamHeaderMismatch(format!(
                             "the header `{label}` does not match the argument `{path}`"
@@ -189,7 +192,8 @@ fn collect(
     for (name, property) in properties {
         path.push(name.clone());
         if let Some(declared) = property.get("x-mcp-header") {
-            let invalid = |why: &str| InvalidParamHeader(format!("property `{}`: {why}", path.join(".")));
+            let invalid =
+                |why: &str| InvalidParamHeader(format!("property `{}`: {why}", path.join(".")));
             let name = declared
                 .as_str()
                 .ok_or_else(|| invalid("`x-mcp-header` must be a string"))?;
@@ -471,7 +475,13 @@ mod tests {
             "v": {"type": "string", "x-mcp-header": "V"}
         })))
         .unwrap();
-        for text in ["=?base64?SGVsbG8=", "SGVsbG8=", "=?base64?SGk=?=", "a\u{7f}b", "é"] {
+        for text in [
+            "=?base64?SGVsbG8=",
+            "SGVsbG8=",
+            "=?base64?SGk=?=",
+            "a\u{7f}b",
+            "é",
+        ] {
             let arguments = json!({ "v": text });
             let headers = headers_of(&params, &arguments);
             assert_eq!(params.check(&arguments, &headers), Ok(()), "{text:?}");

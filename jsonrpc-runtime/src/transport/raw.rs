@@ -12,9 +12,9 @@ use tokio::process::Command;
 use super::{ChildProcess, ProcessExit, TransportError};
 use crate::codec::FrameRefusal;
 use crate::config::Config;
-use crate::Id;
 use crate::message::ErrorObject;
 use crate::message::{self, Dialect, Extras, Message, ParseOptions, RefusedMessage};
+use crate::Id;
 
 /// A JSON-RPC client for a child process, driven message by message: it
 /// sends requests with ids from 1, notifications and answers, and yields
@@ -213,11 +213,13 @@ impl RawClient {
             Ok(bytes) => bytes,
             Err(why) => return Some(Err(RawError::Refused(why))),
         };
-        Some(match Message::parse_bytes(&bytes, &self.options).into_single() {
-            Ok(Message::Refused(refusal)) => Err(RawError::Malformed(refusal)),
-            Ok(message) => Ok(message),
-            Err(batch) => Err(RawError::Batch(batch.len())),
-        })
+        Some(
+            match Message::parse_bytes(&bytes, &self.options).into_single() {
+                Ok(Message::Refused(refusal)) => Err(RawError::Malformed(refusal)),
+                Ok(message) => Ok(message),
+                Err(batch) => Err(RawError::Batch(batch.len())),
+            },
+        )
     }
 
     /// Closes the child's stdin, gives it `grace` to exit, then kills it;

@@ -37,13 +37,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::rt::Sleep;
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_sink::Sink;
 use futures_util::StreamExt as _;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
-use crate::rt::Sleep;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
 use tokio_tungstenite::tungstenite::handshake::client::Request;
@@ -277,10 +277,7 @@ impl WebSocketAcceptor {
     /// # Cancel safety
     ///
     /// Cancel safe: dropping the future drops `stream`.
-    pub async fn handshake<S>(
-        stream: S,
-        options: &OpenOptions,
-    ) -> Result<Transport, TransportError>
+    pub async fn handshake<S>(stream: S, options: &OpenOptions) -> Result<Transport, TransportError>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use crate::rt::Sleep;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// At most this many bytes of a body left unread are read and dropped
 /// before the connection is closed: 64 MiB.

@@ -216,7 +216,10 @@ impl fmt::Debug for ProtectedResource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProtectedResource")
             .field("resource", &self.metadata.resource)
-            .field("authorization_servers", &self.metadata.authorization_servers)
+            .field(
+                "authorization_servers",
+                &self.metadata.authorization_servers,
+            )
             .field("required_scopes", &self.required)
             .finish_non_exhaustive()
     }
@@ -323,8 +326,14 @@ impl ProtectedResource {
         let body = serde_json::to_vec(&*self.metadata).unwrap_or_default();
         let mut response = Response::new(Bytes::from(body));
         let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("max-age=3600"),
+        );
         // Public, and read by browser-based clients.
         headers.insert(
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
@@ -355,7 +364,13 @@ impl ProtectedResource {
         }
         if let Some(missing) = self.required.iter().find(|s| !token.has_scope(s)) {
             let refusal = Refusal::forbidden(format!("the token lacks the scope `{missing}`"));
-            return Err(self.challenge(refusal, Some(("insufficient_scope", "the token lacks a scope this server needs"))));
+            return Err(self.challenge(
+                refusal,
+                Some((
+                    "insufficient_scope",
+                    "the token lacks a scope this server needs",
+                )),
+            ));
         }
         if info.identity().is_none() {
             info.set_identity(token.subject.clone());
@@ -365,7 +380,8 @@ impl ProtectedResource {
     }
 
     fn invalid(&self, description: &str) -> Refusal {
-        let refusal = Refusal::unauthorized(format!("the bearer token is not valid: {description}"));
+        let refusal =
+            Refusal::unauthorized(format!("the bearer token is not valid: {description}"));
         self.challenge(refusal, Some(("invalid_token", description)))
     }
 
@@ -377,7 +393,10 @@ impl ProtectedResource {
             value.push_str(&format!(", scope=\"{}\"", self.required.join(" ")));
         }
         if let Some((code, description)) = error {
-            value.push_str(&format!(", error=\"{code}\", error_description=\"{}\"", quoted(description)));
+            value.push_str(&format!(
+                ", error=\"{code}\", error_description=\"{}\"",
+                quoted(description)
+            ));
         }
         refusal.header("www-authenticate", &value)
     }
@@ -388,7 +407,10 @@ impl ProtectedResource {
 /// dropped.
 fn quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars().filter(|c| c.is_ascii() && !c.is_ascii_control()) {
+    for c in text
+        .chars()
+        .filter(|c| c.is_ascii() && !c.is_ascii_control())
+    {
         if matches!(c, '"' | '\\') {
             out.push('\\');
         }

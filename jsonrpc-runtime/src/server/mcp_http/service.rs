@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
+use crate::rt::Instant;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::{Frame, Incoming, SizeHint};
@@ -15,7 +16,6 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
-use crate::rt::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::session::{
@@ -25,7 +25,6 @@ use super::session::{
 use super::{Options, SessionClose};
 use crate::config::Config;
 use crate::connection::{CallerSlot, ConnectionInfo, PeerAddr};
-use crate::Id;
 use crate::message::ErrorObject;
 use crate::message::{self, Batches, Classified, ClassifiedFrame, Dialect, ParseOptions};
 use crate::peer::Peer;
@@ -33,6 +32,7 @@ use crate::policy::{CancellationPolicy, ProgressPolicy};
 use crate::server::http::{is_json, not_allowed, read_body, refused, text, HttpService};
 use crate::server::{MakeRouterDyn, ServerShared};
 use crate::transport::{OpenOptions, Transport};
+use crate::Id;
 
 mod answers;
 mod posted;
@@ -112,7 +112,9 @@ impl HttpService for McpService {
         let auth = manager.options.auth.as_ref();
         if let Some(auth) = auth.filter(|a| a.serves_metadata(request.uri().path())) {
             return match *request.method() {
-                Method::GET => auth.metadata_response().map(|b| McpBody::Full(Full::new(b))),
+                Method::GET => auth
+                    .metadata_response()
+                    .map(|b| McpBody::Full(Full::new(b))),
                 _ => not_allowed("GET").map(McpBody::from),
             };
         }
@@ -193,7 +195,11 @@ impl McpService {
             Err(answer) => return json(StatusCode::BAD_REQUEST, answer),
         };
         match session {
-            Some(session) => session.post(posted, manager, caller, Answers::Session).await,
+            Some(session) => {
+                session
+                    .post(posted, manager, caller, Answers::Session)
+                    .await
+            }
             None => {
                 if !posted.is_initialize() {
                     return refuse(
@@ -209,7 +215,9 @@ impl McpService {
                 if let Some(Posting::Request { id, .. }) = posted.messages.first() {
                     session.core.set_initialize(id.clone());
                 }
-                let mut response = session.post(posted, manager, caller, Answers::Session).await;
+                let mut response = session
+                    .post(posted, manager, caller, Answers::Session)
+                    .await;
                 if let Ok(id) = HeaderValue::from_str(&session.id) {
                     response.headers_mut().insert(MCP_SESSION_ID, id);
                 }

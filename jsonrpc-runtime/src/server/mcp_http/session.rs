@@ -17,24 +17,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
+use crate::rt::{Instant, Sleep};
 use bytes::Bytes;
 use futures_sink::Sink;
 use hyper::body::Frame;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, Notify};
-use crate::rt::{Instant, Sleep};
 use tokio_util::sync::PollSender;
 
 use super::Options;
 use crate::codec::Frame as InboundFrame;
 use crate::connection::{CallerSlot, ConnectionInfo};
-use crate::Id;
 use crate::message::{self, Dialect};
 use crate::message::{ErrorCode, ErrorObject};
 use crate::policy::ProgressPolicy;
 use crate::transport::sse;
 use crate::transport::TransportError;
+use crate::Id;
 
 mod body;
 mod retention;
@@ -557,7 +557,10 @@ pub(super) const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 /// the first event can still resume. `None` for earlier revisions, whose
 /// clients may not skip an event without data.
 fn priming(state: &State, sid: u64) -> Option<Bytes> {
-    let primed = state.negotiated.as_deref().is_some_and(|v| v >= "2025-11-25");
+    let primed = state
+        .negotiated
+        .as_deref()
+        .is_some_and(|v| v >= "2025-11-25");
     let delivered = state.streams.get(&sid)?.delivered;
     primed.then(|| {
         Bytes::from(format!(

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::server::http::Origins;
 use super::{McpHttpListener, ProtectedResource, SessionClose};
 use crate::server::http::checked_path;
+use crate::server::http::Origins;
 use crate::transport::Acceptor;
 
 impl<A> McpHttpListener<A>

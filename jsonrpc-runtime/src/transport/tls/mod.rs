@@ -25,11 +25,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::rt::Sleep;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ServerConfig};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
-use crate::rt::Sleep;
 
 use super::{Acceptor, OpenOptions, TcpAcceptor, TlsError, Transport, TransportError};
 use crate::connection::PeerAddr;

@@ -101,7 +101,8 @@ impl McpService {
             )
         };
         if posted.batch {
-            let error = ErrorObject::invalid_request("a stateless request is one message, not a batch");
+            let error =
+                ErrorObject::invalid_request("a stateless request is one message, not a batch");
             return refuse(&Id::NULL, error);
         }
         // A response or a notification with no method has nothing to check
@@ -159,7 +160,11 @@ impl McpService {
 /// The transport's checks of one stateless request, in the order the
 /// specification gives: the version header against `_meta`, the revision,
 /// then `Mcp-Method` and `Mcp-Name`.
-fn check(headers: &HeaderMap, envelope: &Envelope<'_>, options: &Options) -> Result<(), ErrorObject> {
+fn check(
+    headers: &HeaderMap,
+    envelope: &Envelope<'_>,
+    options: &Options,
+) -> Result<(), ErrorObject> {
     let header = |name: &HeaderName| {
         headers
             .get(name)
@@ -189,7 +194,10 @@ fn check(headers: &HeaderMap, envelope: &Envelope<'_>, options: &Options) -> Res
     if header(&MCP_METHOD) != Some(&*envelope.method) {
         return Err(ErrorObject::new(
             HEADER_MISMATCH,
-            format!("`Mcp-Method` must be the request's method, `{}`", envelope.method),
+            format!(
+                "`Mcp-Method` must be the request's method, `{}`",
+                envelope.method
+            ),
         ));
     }
     let named = match &*envelope.method {

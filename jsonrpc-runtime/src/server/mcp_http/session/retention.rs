@@ -97,7 +97,10 @@ impl Core {
             let Some(&(seq, sid)) = state.order.entries.get(at) else {
                 break;
             };
-            let entry = state.streams.get(&sid).map_or(Entry::Stale, |s| s.entry(seq));
+            let entry = state
+                .streams
+                .get(&sid)
+                .map_or(Entry::Stale, |s| s.entry(seq));
             match entry {
                 Entry::Keep => {
                     at += 1;
@@ -188,7 +191,13 @@ mod tests {
             auth: None,
         };
         let (injected, _) = mpsc::unbounded_channel();
-        Core::new("s".into(), Arc::new(options), injected, Dialect::Strict, None)
+        Core::new(
+            "s".into(),
+            Arc::new(options),
+            injected,
+            Dialect::Strict,
+            None,
+        )
     }
 
     /// One stream as eviction leaves it: its number, its events' numbers,
@@ -219,7 +228,10 @@ mod tests {
     /// One random step on a session's streams, the same on both states.
     fn step(core: &Core, state: &mut State, rng: &mut Rng) {
         let sids: Vec<u64> = state.streams.keys().copied().collect();
-        let pick = |rng: &mut Rng| sids.get(rng.below(sids.len().max(1) as u64) as usize).copied();
+        let pick = |rng: &mut Rng| {
+            sids.get(rng.below(sids.len().max(1) as u64) as usize)
+                .copied()
+        };
         match rng.below(10) {
             0 | 1 => {
                 let sid = state.next_stream;
@@ -294,7 +306,10 @@ mod tests {
                     retained(&b),
                     "seed {seed}, step {n}: the index and the scan disagree"
                 );
-                assert!(a.order.entries.len() <= 2 * a.order.live + 65, "seed {seed}");
+                assert!(
+                    a.order.entries.len() <= 2 * a.order.live + 65,
+                    "seed {seed}"
+                );
             }
         }
     }
