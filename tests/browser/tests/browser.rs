@@ -13,6 +13,7 @@ use jsonrpc_mcp::client_features::Root;
 use jsonrpc_mcp::types::CallToolResult;
 use jsonrpc_runtime::peer::CallOptions;
 use jsonrpc_runtime::policy::{CancellationPolicy, ProgressPolicy};
+use jsonrpc_runtime::reconnect::Backoff;
 use jsonrpc_runtime::transport::{
     BrowserWebSocketConnector, FetchConnector, HttpFailure, McpFetchConnector,
     MessagePortTransport, TransportError,
@@ -266,6 +267,51 @@ async fn websocket_a_subscription() {
         seen.push(tick.unwrap());
     }
     assert_eq!(seen, (1..=10).collect::<Vec<_>>());
+}
+
+/// The connectors' futures are `Send`, as natively: they hold no
+/// JavaScript value (checked when this file compiles).
+#[allow(dead_code)]
+fn connecting_is_send() {
+    fn send<T: Send>(_: T) {}
+    send(BrowserWebSocketConnector::new("ws://h/").connect());
+    send(FetchConnector::new("http://h/").connect());
+    send(McpFetchConnector::new("http://h/mcp").connect());
+}
+
+#[wasm_bindgen_test]
+async fn websocket_a_client_that_reconnects_after_the_server_closes() {
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let client = BrowserWebSocketConnector::new(ws_url())
+        .reconnecting()
+        .config(config())
+        .backoff(Backoff::new(
+            Duration::from_millis(50),
+            Duration::from_millis(500),
+        ))
+        .queue_for(Duration::from_secs(30))
+        .on_event(move |event| {
+            let _ = events_tx.send(format!("{event:?}"));
+        })
+        .spawn();
+    assert_eq!(client.call::<f64>("subtract", [5, 3]).await.unwrap(), 2.0);
+    // `exit` makes spec_server close this connection.
+    client.notify("exit", ()).await.unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = events.recv().await {
+        let again = event.contains("again: true");
+        seen.push(event);
+        if again {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|e| e.starts_with("Disconnected")),
+        "{seen:?}"
+    );
+    // On the new connection, calls go through as before.
+    assert_eq!(client.call::<f64>("subtract", [9, 3]).await.unwrap(), 6.0);
+    client.close().await;
 }
 
 #[wasm_bindgen_test]

@@ -89,13 +89,57 @@ impl BrowserWebSocketConnector {
 
     /// Opens the connection and waits for it to be open.
     ///
+    /// The socket is made and watched on a task of its own, so this future
+    /// holds no JavaScript value and is `Send`, as natively (a
+    /// [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer) can call
+    /// it).
+    ///
     /// # Errors
     ///
     /// [`TransportError::Invalid`] for a URL the browser refuses;
     /// [`TransportError::WebSocket`] when the connection could not be
     /// opened (the browser says nothing more than the close code, 1006, for
     /// a server that is not there or refused the handshake).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future leaves the attempt to finish on its task; a
+    /// socket it opens then is closed at once.
     pub async fn connect(self) -> Result<Transport, TransportError> {
+        let (done, opened) = tokio::sync::oneshot::channel();
+        crate::rt::spawn(async move {
+            let _ = done.send(self.open().await);
+        });
+        opened.await.unwrap_or(Err(TransportError::Closed))
+    }
+
+    /// A client that connects again whenever the connection is lost,
+    /// with backoff: see [`ReconnectingPeer`](crate::reconnect::ReconnectingPeer)
+    /// (calls lost with a connection fail as `CallError::Interrupted` and
+    /// are never sent twice; subscriptions are opened again).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use jsonrpc_runtime::transport::BrowserWebSocketConnector;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = BrowserWebSocketConnector::new("wss://api.example.com/rpc")
+    ///     .reconnecting()
+    ///     .queue_for(Duration::from_secs(5))
+    ///     .spawn();
+    /// let difference: i64 = client.call("subtract", [42, 23]).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reconnecting(self) -> crate::reconnect::ReconnectBuilder {
+        crate::reconnect::ReconnectingPeer::builder(move || self.clone().connect())
+    }
+
+    /// [`connect`](Self::connect)'s work, on the task that owns the socket
+    /// until it is open.
+    async fn open(self) -> Result<Transport, TransportError> {
         let protocols = js_sys::Array::new();
         for protocol in &self.protocols {
             protocols.push(&protocol.into());
