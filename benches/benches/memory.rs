@@ -369,7 +369,10 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
             count(rt, N, async || {
                 for _ in 0..N {
                     let sum: i64 = client
-                        .request("add", AddParams { a: 2, b: 3 })
+                        .request(
+                            "add",
+                            jsonrpc_benches::jsonrpsee_side::Add(AddParams { a: 2, b: 3 }),
+                        )
                         .await
                         .unwrap();
                     std::hint::black_box(sum);
@@ -381,8 +384,12 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
             "jsonrpsee client + server, 64 calls in flight",
             count(rt, N, async || {
                 for _ in 0..N / 64 {
-                    let calls =
-                        (0..64).map(|i| client.request::<i64, _>("add", AddParams { a: i, b: 1 }));
+                    let calls = (0..64).map(|i| {
+                        client.request::<i64, _>(
+                            "add",
+                            jsonrpc_benches::jsonrpsee_side::Add(AddParams { a: i, b: 1 }),
+                        )
+                    });
                     std::hint::black_box(futures_util::future::join_all(calls).await);
                 }
             })

@@ -268,7 +268,7 @@ async fn drive(
             let client: &WsClient = client;
             pipeline(IN_FLIGHT, first, &stop, &done, |a| async move {
                 let sum: i64 = client
-                    .request::<i64, _>("add", AddParams { a, b: 1 })
+                    .request::<i64, _>("add", jsonrpsee_side::Add(AddParams { a, b: 1 }))
                     .await
                     .expect("add");
                 (a, sum)

@@ -76,10 +76,10 @@ fn round_trip(c: &mut Criterion) {
                     let sum: i64 = client
                         .request(
                             "add",
-                            AddParams {
+                            jsonrpc_benches::jsonrpsee_side::Add(AddParams {
                                 a: black_box(2),
                                 b: 3,
-                            },
+                            }),
                         )
                         .await
                         .expect("add");

@@ -72,8 +72,12 @@ fn pipelined(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("jsonrpsee", n), |b| {
             b.iter_custom(|iters| {
                 timed!(rt, iters, {
-                    let calls = (0..n as i64)
-                        .map(|i| client.request::<i64, _>("add", AddParams { a: i, b: 1 }));
+                    let calls = (0..n as i64).map(|i| {
+                        client.request::<i64, _>(
+                            "add",
+                            jsonrpc_benches::jsonrpsee_side::Add(AddParams { a: i, b: 1 }),
+                        )
+                    });
                     let sums = futures_util::future::join_all(calls).await;
                     sums.into_iter().map(|s| s.expect("add")).sum::<i64>()
                 })

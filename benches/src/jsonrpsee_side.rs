@@ -34,10 +34,14 @@ pub fn module(sync: bool) -> RpcModule<()> {
     module
 }
 
-/// Params sent as the same object our clients send.
-impl ToRpcParams for AddParams {
+/// `add`'s params for jsonrpsee's client, sent as the same object our
+/// clients send.
+#[derive(Debug, Clone, Copy)]
+pub struct Add(pub AddParams);
+
+impl ToRpcParams for Add {
     fn to_rpc_params(self) -> Result<Option<Box<RawValue>>, serde_json::Error> {
-        serde_json::value::to_raw_value(&self).map(Some)
+        serde_json::value::to_raw_value(&self.0).map(Some)
     }
 }
 
