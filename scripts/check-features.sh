@@ -45,7 +45,6 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 check jsonrpc-runtime-core --features tower,openrpc --target wasm32-unknown-unknown
 check jsonrpc-runtime --no-default-features --features macros,tower,openrpc --target wasm32-unknown-unknown
-check jsonrpc-runtime --no-default-features --features macros,browser --target wasm32-unknown-unknown
 check jsonrpc-mcp --target wasm32-unknown-unknown
 # The browser tests and the browser example compile (they run in Chromium:
 # interop/browser.sh), and clippy holds them to the workspace's lints.
@@ -57,6 +56,7 @@ wasm_clippy() {
         exit 1
     fi
 }
+# (clippy checks them too: no separate `cargo check` of the browser build)
 wasm_clippy -p jsonrpc-runtime --no-default-features --features macros,browser
 wasm_clippy -p browser-tests --tests
 wasm_clippy -p browser-example
