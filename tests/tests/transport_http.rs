@@ -965,3 +965,151 @@ async fn without_allowed_origins_no_page_of_another_origin_is_named() {
     let refused = once(addr, preflight("https://app.example", None)).await;
     assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
 }
+
+/// A server that answers each `POST` with what its params ask:
+/// `{"status", "len", "declare"}`: that status and a body of exactly `len`
+/// bytes (a JSON-RPC answer to the request for a `2xx`, lowercase letters
+/// otherwise), in three chunks, with a `Content-Length` only when
+/// `declare`. The bytes it sends come back with the answer in
+/// `sent_body` order: the plain reference the client is checked against.
+async fn sized_answers() -> SocketAddr {
+    use http_body_util::{BodyExt as _, StreamBody};
+    use hyper::body::Frame;
+    tests::http::serve_fn(|request: Request<hyper::body::Incoming>| async move {
+        let body = request.into_body().collect().await.unwrap().to_bytes();
+        let call: Value = serde_json::from_slice(&body).unwrap();
+        let (status, len) = (
+            call["params"]["status"].as_u64().unwrap() as u16,
+            call["params"]["len"].as_u64().unwrap() as usize,
+        );
+        let body = sized_body(status, len, &call["id"]);
+        let cut = [len / 3, 2 * len / 3];
+        let chunks = vec![
+            body.slice(..cut[0]),
+            body.slice(cut[0]..cut[1]),
+            body.slice(cut[1]..),
+        ];
+        let stream = futures_util::stream::iter(
+            chunks
+                .into_iter()
+                .map(|c| Ok::<_, std::convert::Infallible>(Frame::data(c))),
+        );
+        let mut response = hyper::Response::new(StreamBody::new(stream));
+        *response.status_mut() = StatusCode::from_u16(status).unwrap();
+        if call["params"]["declare"].as_bool().unwrap() {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_LENGTH, len.into());
+        }
+        response
+    })
+    .await
+}
+
+/// The body [`sized_answers`] sends: for a `2xx`, `{"jsonrpc":"2.0","id":
+/// ID,"result":"aaa…"}` padded to `len` bytes; otherwise `len` letters.
+fn sized_body(status: u16, len: usize, id: &Value) -> Bytes {
+    let letters =
+        |n: usize| -> String { (0..n).map(|i| (b'a' + (i % 26) as u8) as char).collect() };
+    if !(200..300).contains(&status) {
+        return Bytes::from(letters(len));
+    }
+    let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":""#);
+    let pad = len.saturating_sub(head.len() + 2);
+    Bytes::from(format!("{head}{}\"}}", letters(pad)))
+}
+
+/// The sizes of one sweep across `threshold`: ±1 byte around it, and every
+/// power of two from 64 to twice it.
+fn sweep(threshold: usize) -> Vec<usize> {
+    let mut sizes = vec![threshold - 1, threshold, threshold + 1];
+    let mut power = 64;
+    while power <= 2 * threshold {
+        sizes.push(power);
+        power *= 2;
+    }
+    sizes
+}
+
+/// How the client sees a failed answer of `len` bytes: its `HttpFailure`,
+/// or the call's result.
+async fn ask(peer: &Peer, status: u16, len: usize, declare: bool) -> Result<String, HttpFailure> {
+    let params = json!({"status": status, "len": len, "declare": declare});
+    match peer.call::<String>("sized", params).await {
+        Ok(result) => Ok(result),
+        Err(e) => Err(e
+            .as_rpc()
+            .and_then(HttpFailure::from_error)
+            .unwrap_or_else(|| panic!("not an HTTP failure: {e:?}"))),
+    }
+}
+
+/// A failed answer's body is kept up to 1,024 bytes: at and around that
+/// threshold, and past it, the excerpt is the body's start, byte for
+/// byte (the plain truncation), with and without a declared length, on a
+/// fresh peer for each size and on one long-lived peer with the sizes in
+/// changing order.
+#[tokio::test]
+async fn a_failed_answers_excerpt_is_its_start_across_the_1_kib_threshold() {
+    const EXCERPT: usize = 1024;
+    let addr = sized_answers().await;
+    let url = format!("http://{addr}/");
+    let sizes = sweep(EXCERPT);
+    let expected = |len: usize| {
+        let body = sized_body(502, len, &Value::Null);
+        String::from_utf8_lossy(&body[..len.min(EXCERPT)]).into_owned()
+    };
+    for &len in &sizes {
+        let fresh = Peer::spawn(HttpConnector::new(&url).connect().await.unwrap());
+        let failure = ask(&fresh, 502, len, len % 2 == 0).await.unwrap_err();
+        assert_eq!(failure.status, Some(502));
+        assert_eq!(failure.body, expected(len), "{len} bytes, fresh peer");
+    }
+    let long_lived = Peer::spawn(HttpConnector::new(&url).connect().await.unwrap());
+    let mut order: Vec<usize> = sizes.iter().rev().copied().collect();
+    order.extend(sizes.iter().copied());
+    for (i, &len) in order.iter().enumerate() {
+        let failure = ask(&long_lived, 502, len, i % 2 == 0).await.unwrap_err();
+        assert_eq!(failure.body, expected(len), "{len} bytes, long-lived peer");
+    }
+}
+
+/// An answer is taken up to the connector's `max_frame_len` and refused
+/// one byte past it, whether the length is declared or only counted as
+/// the chunks arrive; what is taken is the answer sent, byte for byte.
+#[tokio::test]
+async fn answers_are_taken_up_to_the_frame_cap_and_refused_one_byte_past_it() {
+    const CAP: usize = 4096;
+    let addr = sized_answers().await;
+    let url = format!("http://{addr}/");
+    let check = |len: usize, answer: Result<String, HttpFailure>| {
+        if len <= CAP {
+            let result = answer.unwrap_or_else(|f| panic!("{len} bytes refused: {f:?}"));
+            // The padding the server wrote (its length depends on the id).
+            let sent = sized_body(200, len, &json!(0));
+            let sent: Value = serde_json::from_slice(&sent).unwrap();
+            let sent = sent["result"].as_str().unwrap();
+            assert!(sent.len().abs_diff(result.len()) < 24, "{len} bytes");
+            assert!(
+                sent.starts_with(&result) || result.starts_with(sent),
+                "{len} bytes"
+            );
+        } else {
+            let failure = answer.expect_err("over the cap");
+            assert_eq!(failure.status, Some(200), "{len} bytes");
+        }
+    };
+    for &len in &sweep(CAP) {
+        for declare in [true, false] {
+            let connector = HttpConnector::new(&url).max_frame_len(CAP);
+            let fresh = Peer::spawn(connector.connect().await.unwrap());
+            check(len, ask(&fresh, 200, len, declare).await);
+        }
+    }
+    let connector = HttpConnector::new(&url).max_frame_len(CAP);
+    let long_lived = Peer::spawn(connector.connect().await.unwrap());
+    let sizes = sweep(CAP);
+    for (i, &len) in sizes.iter().rev().chain(&sizes).enumerate() {
+        check(len, ask(&long_lived, 200, len, i % 3 == 0).await);
+    }
+}
