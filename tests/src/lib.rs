@@ -55,9 +55,10 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// `cargo test --workspace` builds the examples before running tests; a
 /// narrower run (`cargo test -p tests`) may not, so this builds them on
-/// demand. It builds what `cargo test --workspace` builds (every target of
-/// the workspace, so the same feature set): after a workspace run that is a
-/// no-op, never a rebuild under the tests' feet.
+/// demand. It runs what `cargo test --workspace` runs, without running
+/// anything (`--no-run`): the same feature set and the same profile, so
+/// after a workspace run it is a no-op, never a rebuild under the tests'
+/// feet. (`cargo build` would not be: its units are not `cargo test`'s.)
 pub fn example_path(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     let exe = std::env::current_exe().expect("test binary path");
@@ -70,7 +71,7 @@ pub fn example_path(name: &str) -> PathBuf {
     BUILT.get_or_init(|| {
         let mut build = Command::new(env!("CARGO"));
         build
-            .args(["build", "--quiet", "--workspace", "--all-targets"])
+            .args(["test", "--no-run", "--quiet", "--workspace"])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         // What cargo set for this test process, not for a build: a build
         // script that watches one of them (ring's watches
@@ -93,7 +94,7 @@ pub fn example_path(name: &str) -> PathBuf {
                 build.env_remove(name);
             }
         }
-        let status = build.status().expect("run cargo build for the examples");
+        let status = build.status().expect("run cargo to build the examples");
         assert!(status.success(), "building the examples failed");
     });
     assert!(path.exists(), "example binary {} not found", path.display());

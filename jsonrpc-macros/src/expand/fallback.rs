@@ -21,12 +21,12 @@ pub(super) fn service(service: &Service<'_>, errors: syn::Error) -> TokenStream 
         TRAIT_ITEMS.contains(&name.as_str()) || CLIENT_ITEMS.contains(&name.as_str())
     };
     let methods_ok = !service.methods.iter().any(|m| generated(&m.item.sig.ident));
-    let gen = ServiceGen::new(service, true);
+    let service_gen = ServiceGen::new(service, true);
     if methods_ok {
         item.items
-            .push(syn::TraitItem::Verbatim(gen.router_method()));
+            .push(syn::TraitItem::Verbatim(service_gen.router_method()));
         item.items
-            .push(syn::TraitItem::Verbatim(gen.describe_method()));
+            .push(syn::TraitItem::Verbatim(service_gen.describe_method()));
         item.items
             .push(syn::TraitItem::Verbatim(super::implemented_method()));
     }
@@ -35,7 +35,7 @@ pub(super) fn service(service: &Service<'_>, errors: syn::Error) -> TokenStream 
         .client
         .as_ref()
         .is_none_or(|client| *client != service.item.ident);
-    let client = (methods_ok && client_ok).then(|| gen.client());
+    let client = (methods_ok && client_ok).then(|| service_gen.client());
     let item = item.into_token_stream();
     quote! {
         #item

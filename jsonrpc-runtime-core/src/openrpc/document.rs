@@ -87,8 +87,12 @@ impl Document {
         let mut settings = SchemaSettings::draft07();
         settings.definitions_path = "/components/schemas".into();
         settings.meta_schema = None;
-        let mut gen = settings.into_generator();
-        let methods: Vec<Value> = self.methods.iter().map(|m| method(m, &mut gen)).collect();
+        let mut generator = settings.into_generator();
+        let methods: Vec<Value> = self
+            .methods
+            .iter()
+            .map(|m| method(m, &mut generator))
+            .collect();
         let mut info = Map::new();
         info.insert("title".into(), json!(self.title));
         info.insert("version".into(), json!(self.version));
@@ -99,13 +103,13 @@ impl Document {
             "openrpc": "1.3.2",
             "info": info,
             "methods": methods,
-            "components": {"schemas": gen.take_definitions(true)},
+            "components": {"schemas": generator.take_definitions(true)},
         })
     }
 }
 
 /// One method object.
-fn method(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> Value {
+fn method(m: &MethodDoc, generator: &mut schemars::SchemaGenerator) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), json!(m.name));
     let docs = m.docs.trim();
@@ -116,12 +120,12 @@ fn method(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> Value {
         out.insert("description".into(), json!(docs));
     }
     let (params, structure) = if m.whole_params {
-        whole_params(m, gen)
+        whole_params(m, generator)
     } else {
         let params = m
             .params
             .iter()
-            .map(|p| json!({"name": p.name, "required": p.required, "schema": schema_of(p.schema, gen)}))
+            .map(|p| json!({"name": p.name, "required": p.required, "schema": schema_of(p.schema, generator)}))
             .collect();
         (params, "either")
     };
@@ -130,7 +134,7 @@ fn method(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> Value {
     if let Some(result) = m.result {
         out.insert(
             "result".into(),
-            json!({"name": "result", "schema": schema_of(result, gen)}),
+            json!({"name": "result", "schema": schema_of(result, generator)}),
         );
     }
     if !m.errors.is_empty() {
@@ -149,18 +153,21 @@ fn method(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> Value {
 
 /// The fields of a params struct taken whole, as by-name params (or, for
 /// params that are not an object with fields, one param by position).
-fn whole_params(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> (Vec<Value>, &'static str) {
+fn whole_params(
+    m: &MethodDoc,
+    generator: &mut schemars::SchemaGenerator,
+) -> (Vec<Value>, &'static str) {
     let Some(param) = m.params.first() else {
         return (Vec::new(), "either");
     };
-    let schema = schema_of(param.schema, gen);
+    let schema = schema_of(param.schema, generator);
     // Look through a reference to the struct's definition.
     let resolved = match schema.get("$ref").and_then(Value::as_str) {
         Some(path) => match path
             .strip_prefix("#/components/schemas/")
-            .and_then(|name| gen.definitions().get(name).cloned())
+            .and_then(|name| generator.definitions().get(name).cloned())
         {
-            Some(definition) => draft07(definition, gen),
+            Some(definition) => draft07(definition, generator),
             None => schema,
         },
         None => schema,
@@ -189,9 +196,9 @@ fn whole_params(m: &MethodDoc, gen: &mut schemars::SchemaGenerator) -> (Vec<Valu
 }
 
 /// The schema `f` builds, in draft 7 (see [`draft07`]).
-fn schema_of(f: super::SchemaFn, gen: &mut schemars::SchemaGenerator) -> Value {
-    let schema = f(gen);
-    draft07(schema, gen)
+fn schema_of(f: super::SchemaFn, generator: &mut schemars::SchemaGenerator) -> Value {
+    let schema = f(generator);
+    draft07(schema, generator)
 }
 
 /// Applies the generator's draft 7 transforms to a schema that goes inline
@@ -200,13 +207,13 @@ fn schema_of(f: super::SchemaFn, gen: &mut schemars::SchemaGenerator) -> Value {
 /// `unevaluatedProperties`. `schemars` applies them to the definitions it
 /// hands over (`components.schemas`) but not to the schemas it returns for
 /// use elsewhere, nor to the definitions read back through `definitions()`.
-fn draft07(schema: Value, gen: &mut schemars::SchemaGenerator) -> Value {
+fn draft07(schema: Value, generator: &mut schemars::SchemaGenerator) -> Value {
     let mut schema = match schema {
         Value::Object(map) => Schema::from(map),
         Value::Bool(b) => Schema::from(b),
         other => return other,
     };
-    for transform in gen.transforms_mut() {
+    for transform in generator.transforms_mut() {
         transform.transform(&mut schema);
     }
     schema.to_value()

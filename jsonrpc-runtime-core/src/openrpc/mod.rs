@@ -129,20 +129,20 @@ impl<T: ?Sized> Probe<T> {
 /// A type with a schema.
 #[doc(hidden)]
 pub trait Described {
-    fn schema(&self, gen: &mut SchemaGen) -> Value;
+    fn schema(&self, generator: &mut SchemaGen) -> Value;
 }
 
 #[cfg(feature = "openrpc")]
 impl<T: schemars::JsonSchema + ?Sized> Described for Probe<T> {
-    fn schema(&self, gen: &mut SchemaGen) -> Value {
-        gen.subschema_for::<T>().to_value()
+    fn schema(&self, generator: &mut SchemaGen) -> Value {
+        generator.subschema_for::<T>().to_value()
     }
 }
 
 /// A type without one: any value.
 #[doc(hidden)]
 pub trait Undescribed {
-    fn schema(&self, gen: &mut SchemaGen) -> Value;
+    fn schema(&self, generator: &mut SchemaGen) -> Value;
 }
 
 impl<T: ?Sized> Undescribed for &Probe<T> {

@@ -578,7 +578,7 @@ impl Peer {
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
-    pub fn closed(&self) -> impl Future<Output = CloseReason> + Send + 'static {
+    pub fn closed(&self) -> impl Future<Output = CloseReason> + Send + 'static + use<> {
         let shared = self.shared.clone();
         async move {
             shared.done.cancelled().await;

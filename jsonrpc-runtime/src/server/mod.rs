@@ -212,6 +212,7 @@ impl<A: Acceptor> Listener<A> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "websocket")] {
     /// use jsonrpc_runtime::connection::Refusal;
     /// use jsonrpc_runtime::server::Listener;
     /// use jsonrpc_runtime::transport::WebSocketAcceptor;
@@ -237,6 +238,7 @@ impl<A: Acceptor> Listener<A> {
     /// # drop(server);
     /// # Ok::<(), std::io::Error>(())
     /// # }).unwrap();
+    /// # }
     /// ```
     pub fn on_connect<F>(mut self, hook: F) -> Self
     where
@@ -606,7 +608,7 @@ async fn sweep_backlog<A: Acceptor>(
 fn serve_peer<A: Acceptor>(
     shared: &Arc<ServerShared>,
     setup: &ConnectionSetup,
-) -> impl FnMut(&A, A::Connection, PeerAddr, Admission) {
+) -> impl FnMut(&A, A::Connection, PeerAddr, Admission) + use<A> {
     let (shared, setup) = (shared.clone(), setup.clone());
     move |acceptor, connection, addr, admission| {
         let open = acceptor.open(connection, &setup.open);

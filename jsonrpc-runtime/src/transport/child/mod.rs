@@ -529,12 +529,11 @@ impl ChildShared {
     /// Waits until the reaper has published how the child ended.
     async fn exited(&self) -> ExitState {
         let mut rx = self.exit.subscribe();
-        let state = match rx.wait_for(|s| !matches!(s, ExitState::Running)).await {
+        match rx.wait_for(|s| !matches!(s, ExitState::Running)).await {
             Ok(state) => state.clone(),
             // The sender lives in `self`; it cannot be gone.
             Err(_) => ExitState::WaitFailed("the process reaper is gone".into()),
-        };
-        state
+        }
     }
 
     /// The exit status and stderr, once the child has exited and its stderr
