@@ -1,8 +1,8 @@
 //! Compile-fail and compile-pass cases for `#[rpc]` and `#[derive(RpcError)]`.
 //!
-//! Each file under `tests/ui/fail/<area>/` makes one mistake and its
+//! Each file under `ui/fail/<area>/` makes one mistake and its
 //! `.stderr` records the message users see. Regenerate them with
-//! `TRYBUILD=overwrite cargo test -p tests --test ui` and read the diff.
+//! `TRYBUILD=overwrite cargo test -p macro-ui` and read the diff.
 
 #[test]
 fn macro_misuse_is_reported_at_the_mistake_and_correct_use_compiles() {
