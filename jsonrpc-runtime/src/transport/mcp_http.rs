@@ -21,7 +21,7 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::post::{excerpt, is_json_rpc, response_ids, Failed, PostSlots};
+use super::post::{answered_ids, Failed, PostSlots};
 use super::post::{failed_status, read_whole, HttpClient, ResponseBody};
 use super::sse::SseDecoder;
 use super::{Transport, TransportError};
@@ -298,10 +298,15 @@ impl<C: HttpClient> McpClient<C> {
         }));
     }
 
-    /// Hands one message of a stream or body to the peer; returns the ids
-    /// it answers.
-    async fn deliver(&self, message: Bytes, target: Target, watch: Watch<'_>) -> Vec<Id> {
-        let answered = response_ids(&message);
+    /// Hands one message of a stream or body, which answers the requests
+    /// `answered`, to the peer; returns those ids.
+    async fn deliver(
+        &self,
+        message: Bytes,
+        answered: Vec<Id>,
+        target: Target,
+        watch: Watch<'_>,
+    ) -> Vec<Id> {
         if let Some(id) = watch.initialize.filter(|id| answered.contains(id)) {
             self.negotiated(&message, id);
         }

@@ -187,8 +187,13 @@ impl HttpFailure {
 
 /// How one `POST` went.
 pub(crate) enum Exchange {
-    /// A `2xx` body: a response or a batch's array of them.
-    Answer { status: u16, body: Bytes },
+    /// A `2xx` body: a response or a batch's array of them, and the ids it
+    /// answers.
+    Answer {
+        status: u16,
+        body: Bytes,
+        answered: Vec<Id>,
+    },
     /// `204`, or an empty `2xx` body.
     Nothing { status: u16 },
     /// Anything else: each request carried fails with this.
@@ -235,6 +240,12 @@ impl Failed {
         Failed::new(Some(status), String::new(), message)
     }
 
+    /// A `2xx` body that is not JSON-RPC (a proxy's page, say).
+    pub(crate) fn not_json_rpc(url: &str, status: u16, body: &[u8]) -> Self {
+        let message = format!("the answer from {url} is not JSON-RPC");
+        Failed::new(Some(status), excerpt(body), message)
+    }
+
     /// A body that could not be read to its end.
     pub(crate) fn unread(url: &str, status: u16, why: impl std::fmt::Display) -> Self {
         let message = format!("reading the answer from {url} failed: {why}");
@@ -248,11 +259,14 @@ pub(crate) fn answer(url: &str, status: u16, body: Bytes) -> Exchange {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Exchange::Nothing { status };
     }
-    if !is_json_rpc(&body) {
-        let message = format!("the answer from {url} is not JSON-RPC");
-        return Exchange::Failed(Failed::new(Some(status), excerpt(&body), message));
+    match answered_ids(&body) {
+        Some(answered) => Exchange::Answer {
+            status,
+            body,
+            answered,
+        },
+        None => Exchange::Failed(Failed::not_json_rpc(url, status, &body)),
     }
-    Exchange::Answer { status, body }
 }
 
 /// The transport that posts each message to `uri` with `client`, with
@@ -397,17 +411,26 @@ impl<C: HttpClient> Poster<C> {
     async fn post(&self, message: Bytes, inbound: &mpsc::UnboundedSender<Frame>) {
         let requests = request_ids(&message);
         let url = &self.url;
+        // Why the requests left unanswered got no answer: made up only when
+        // there are some.
         let (answered, unanswered) = match self.exchange(message).await {
-            Exchange::Answer { status, body } => {
-                let answered = response_ids(&body);
-                let why = Failed::new(
-                    Some(status),
-                    excerpt(&body),
-                    format!("the answer from {url} holds no response to this request"),
-                );
+            Exchange::Answer {
+                status,
+                body,
+                answered,
+            } => {
+                let why = requests.iter().any(|id| !answered.contains(id)).then(|| {
+                    Failed::new(
+                        Some(status),
+                        excerpt(&body),
+                        format!("the answer from {url} holds no response to this request"),
+                    )
+                });
                 let _ = inbound.send(Frame::Message(body));
+                let Some(why) = why else { return };
                 (answered, why)
             }
+            Exchange::Nothing { .. } if requests.is_empty() => return,
             Exchange::Nothing { status } => {
                 let why = Failed::new(
                     Some(status),
@@ -416,16 +439,12 @@ impl<C: HttpClient> Poster<C> {
                 );
                 (Vec::new(), why)
             }
-            Exchange::Failed(failed) => {
-                if requests.is_empty() {
-                    tracing::warn!(error = %failed.message, "a notification sent over HTTP was lost");
-                }
-                (Vec::new(), failed)
+            Exchange::Failed(failed) if requests.is_empty() => {
+                tracing::warn!(error = %failed.message, "a notification sent over HTTP was lost");
+                return;
             }
+            Exchange::Failed(failed) => (Vec::new(), failed),
         };
-        if requests.iter().all(|id| answered.contains(id)) {
-            return;
-        }
         let error = unanswered.failure.into_error(unanswered.message);
         for id in requests.iter().filter(|id| !answered.contains(id)) {
             let body = message::error_response(Dialect::Strict, id, &error);
@@ -479,33 +498,22 @@ fn request_ids(message: &[u8]) -> Vec<Id> {
     }
 }
 
-/// The ids an answer body responds to.
-pub(crate) fn response_ids(body: &[u8]) -> Vec<Id> {
-    let Ok(text) = std::str::from_utf8(body) else {
-        return Vec::new();
-    };
+/// The ids an answer body responds to, in one parse with the check every
+/// answer must pass: `None` when the body is not JSON-RPC (not UTF-8, not
+/// JSON, not an object or an array, or an object with no id that is not a
+/// message: a proxy's error page, say).
+pub(crate) fn answered_ids(body: &[u8]) -> Option<Vec<Id>> {
+    let text = std::str::from_utf8(body).ok()?;
     let ids = |m: Classified<'_>| match m {
         Classified::Response { id, .. } | Classified::BadResponse { id, .. } => Some(id),
         Classified::Ignored { id, .. } => id,
         _ => None,
     };
     match message::classify_frame(text, &ParseOptions::default()) {
-        ClassifiedFrame::Single(m) => ids(m).into_iter().collect(),
-        ClassifiedFrame::Batch(messages) => messages.into_iter().filter_map(ids).collect(),
+        ClassifiedFrame::Single(Classified::Refused(refusal)) if refusal.id == Id::NULL => None,
+        ClassifiedFrame::Single(m) => Some(ids(m).into_iter().collect()),
+        ClassifiedFrame::Batch(messages) => Some(messages.into_iter().filter_map(ids).collect()),
     }
-}
-
-/// Whether a body is a JSON object or array, as every answer must be.
-pub(crate) fn is_json_rpc(body: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(body) else {
-        return false;
-    };
-    // Not JSON, not an object or an array, or an object with no id that
-    // is not a message (a proxy's error page, say).
-    !matches!(
-        message::classify_frame(text, &ParseOptions::default()),
-        ClassifiedFrame::Single(Classified::Refused(refusal)) if refusal.id == Id::NULL
-    )
 }
 
 /// The start of a body, for an error message.

@@ -135,11 +135,13 @@ impl<C: HttpClient> McpClient<C> {
                 if body.iter().all(u8::is_ascii_whitespace) {
                     return Ok((Vec::new(), None));
                 }
-                if !is_json_rpc(&body) {
-                    let message = format!("the answer from {} is not JSON-RPC", self.url);
-                    return Err(Failed::new(Some(status.as_u16()), excerpt(&body), message));
-                }
-                Ok((self.deliver(body, Target::Answers, watch).await, None))
+                let Some(answered) = answered_ids(&body) else {
+                    return Err(Failed::not_json_rpc(&self.url, status.as_u16(), &body));
+                };
+                Ok((
+                    self.deliver(body, answered, Target::Answers, watch).await,
+                    None,
+                ))
             }
         }
     }

@@ -101,7 +101,8 @@ impl<C: HttpClient> McpClient<C> {
                     *last_id = Some(id.to_owned());
                 }
                 if event.is_message() {
-                    answered(self.deliver(event.data, target, watch).await);
+                    let ids = answered_ids(&event.data).unwrap_or_default();
+                    answered(self.deliver(event.data, ids, target, watch).await);
                 }
             }
             if let Some(id) = decoder.last_id() {
