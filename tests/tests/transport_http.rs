@@ -1113,3 +1113,156 @@ async fn answers_are_taken_up_to_the_frame_cap_and_refused_one_byte_past_it() {
         check(len, ask(&long_lived, 200, len, i % 3 == 0).await);
     }
 }
+
+/// A request of exactly `len` bytes whose params are one string; `None`
+/// when no such request is that short.
+fn request_of_len(len: usize) -> Option<(String, usize)> {
+    const HEAD: &str = r#"{"jsonrpc":"2.0","id":7,"method":"len","params":[""#;
+    const TAIL: &str = r#""]}"#;
+    let pad = len.checked_sub(HEAD.len() + TAIL.len())?;
+    let letters: String = (0..pad).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+    Some((format!("{HEAD}{letters}{TAIL}"), pad))
+}
+
+/// `body` cut where `cut` says: each chunk `cut(i)` bytes long (at least 1).
+fn chunks_of(body: &str, cut: fn(usize) -> usize) -> Vec<Bytes> {
+    let mut chunks = Vec::new();
+    let mut rest = body.as_bytes();
+    while !rest.is_empty() {
+        let n = cut(chunks.len()).clamp(1, rest.len());
+        chunks.push(Bytes::copy_from_slice(&rest[..n]));
+        rest = &rest[n..];
+    }
+    chunks
+}
+
+/// How the sweep cuts a chunked body: one chunk, a byte at a time at
+/// first then large chunks, and chunks of changing odd sizes.
+const CUTS: [fn(usize) -> usize; 3] = [
+    |_| usize::MAX,
+    |i| if i < 3 { 1 } else { 1000 },
+    |i| [7, 513, 1, 2048, 31][i % 5],
+];
+
+type BoxedBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+/// A request for `body`: with its length declared, or chunked as cut.
+fn sized_request(body: &str, cut: Option<fn(usize) -> usize>) -> Request<BoxedBody> {
+    use http_body_util::BodyExt as _;
+    let body = match cut {
+        None => Full::new(Bytes::from(body.to_owned())).boxed(),
+        Some(cut) => {
+            let frames = chunks_of(body, cut)
+                .into_iter()
+                .map(|chunk| Ok(hyper::body::Frame::data(chunk)));
+            http_body_util::StreamBody::new(futures_util::stream::iter(frames)).boxed()
+        }
+    };
+    Request::builder()
+        .method(Method::POST)
+        .uri("/")
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_TYPE, JSON)
+        .body(body)
+        .unwrap()
+}
+
+/// What the server must answer a request of `len` bytes (`pad` of them the
+/// string's): its length under the cap, `413` over it.
+fn check_sized(answer: &HttpAnswer, len: usize, pad: usize, how: &str) {
+    if len <= MAX_BODY {
+        assert_eq!(answer.status, StatusCode::OK, "{len} bytes, {how}");
+        let expected = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{pad}}}"#);
+        assert_eq!(answer.body, expected.as_bytes(), "{len} bytes, {how}");
+    } else {
+        assert_eq!(
+            answer.status,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "{len} bytes, {how}"
+        );
+    }
+}
+
+/// The server's body cap, swept: ±1 byte around it and every power of two
+/// from 64 to twice it, each body declared or chunked three ways, on a
+/// connection per request and on one kept-alive connection with the sizes
+/// in changing order; bodies that come in one chunk are taken as they are,
+/// others joined, and only bodies over the cap are refused.
+#[tokio::test]
+async fn request_bodies_are_read_whole_up_to_the_cap_and_refused_one_byte_past_it() {
+    let router = Router::new().request("len", |(s,): (String,), _: Context| async move {
+        Ok::<_, ErrorObject>(s.len())
+    });
+    let (server, addr) = serve_routes(router).await;
+    let sizes: Vec<usize> = sweep(MAX_BODY)
+        .into_iter()
+        .filter(|&len| request_of_len(len).is_some())
+        .collect();
+    let hows: Vec<(Option<fn(usize) -> usize>, &str)> = std::iter::once((None, "declared"))
+        .chain(CUTS.iter().map(|&cut| (Some(cut), "chunked")))
+        .collect();
+
+    // A connection per request.
+    for &len in &sizes {
+        let (body, pad) = request_of_len(len).unwrap();
+        for (n, &(cut, how)) in hows.iter().enumerate() {
+            let stream = TcpStream::connect(addr).await.unwrap();
+            let (mut send, connection) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .unwrap();
+            tokio::spawn(connection);
+            let response =
+                tokio::time::timeout(ANSWER_TIMEOUT, send.send_request(sized_request(&body, cut)))
+                    .await
+                    .expect("an answer in time")
+                    .expect("an answer");
+            let answer = HttpAnswer::read(response).await;
+            check_sized(&answer, len, pad, &format!("{how} #{n}, fresh connection"));
+        }
+    }
+
+    // One connection for every size the cap allows, in changing order, then
+    // one over it (which ends the connection).
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut send, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut under: Vec<usize> = sizes.iter().copied().filter(|&l| l <= MAX_BODY).collect();
+    let count = under.len();
+    under.rotate_left(count / 2);
+    under.swap(0, count - 1);
+    for (i, &len) in under.iter().chain(under.iter().rev()).enumerate() {
+        let (body, pad) = request_of_len(len).unwrap();
+        let (cut, how) = hows[i % hows.len()];
+        let response =
+            tokio::time::timeout(ANSWER_TIMEOUT, send.send_request(sized_request(&body, cut)))
+                .await
+                .expect("an answer in time")
+                .expect("an answer");
+        let answer = HttpAnswer::read(response).await;
+        check_sized(
+            &answer,
+            len,
+            pad,
+            &format!("{how}, request {i} on one connection"),
+        );
+    }
+    let (body, pad) = request_of_len(MAX_BODY + 1).unwrap();
+    let response = tokio::time::timeout(
+        ANSWER_TIMEOUT,
+        send.send_request(sized_request(&body, Some(CUTS[2]))),
+    )
+    .await
+    .expect("an answer in time")
+    .expect("an answer");
+    let answer = HttpAnswer::read(response).await;
+    check_sized(
+        &answer,
+        MAX_BODY + 1,
+        pad,
+        "chunked, last on one connection",
+    );
+    server.shutdown(Duration::from_secs(1)).await;
+}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::rt::Instant;
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use http_body_util::Full;
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Version};

@@ -76,15 +76,36 @@ pub(crate) async fn read_whole<B: ResponseBody>(
     if declared_len(response.headers()).is_some_and(|len| len > limit as u64) {
         return Err(Failed::too_large(url, status, limit));
     }
-    let mut body = response.into_body();
-    // One chunk (the usual answer) is kept as it came; more are joined.
+    match read_within(&mut response.into_body(), limit).await {
+        Ok(body) => Ok(body),
+        Err(Unread::TooLarge) => Err(Failed::too_large(url, status, limit)),
+        Err(Unread::Broken(why)) => Err(Failed::unread(url, status, why)),
+    }
+}
+
+/// Why [`read_within`] gave up on a body.
+#[derive(Debug)]
+pub(crate) enum Unread {
+    /// It is over the limit.
+    TooLarge,
+    /// It broke before its end: why.
+    Broken(String),
+}
+
+/// The rest of `body`, within `limit` bytes: a body that comes in one
+/// chunk (the usual message) is kept as it came, more are joined. Reads the
+/// answers of HTTP clients and the requests of HTTP servers.
+pub(crate) async fn read_within<B: ResponseBody>(
+    body: &mut B,
+    limit: usize,
+) -> Result<Bytes, Unread> {
     let mut whole = Bytes::new();
     let mut joined: Option<BytesMut> = None;
     while let Some(chunk) = body.chunk().await {
-        let chunk = chunk.map_err(|why| Failed::unread(url, status, why))?;
+        let chunk = chunk.map_err(Unread::Broken)?;
         let len = joined.as_ref().map_or(whole.len(), BytesMut::len);
         if len + chunk.len() > limit {
-            return Err(Failed::too_large(url, status, limit));
+            return Err(Unread::TooLarge);
         }
         match &mut joined {
             None if whole.is_empty() => whole = chunk,

@@ -3,19 +3,20 @@
 //! type check; shared by JSON-RPC over HTTP and MCP.
 
 use super::*;
+use crate::transport::post::{read_within, Unread};
 
 /// Reads a request's whole body, up to `limit` bytes: `413` over it (by
 /// its `Content-Length`, or while a chunked body is read), `400` when it
-/// cannot be read.
-pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
+/// cannot be read. A body that arrives in one chunk is taken as it is.
+pub(crate) async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
     if body.size_hint().lower() > limit as u64 {
         return Err(too_large(limit));
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(e) if e.is::<LengthLimitError>() => Err(too_large(limit)),
-        Err(e) => {
-            tracing::debug!(error = %e, "reading a request body failed");
+    match read_within(&mut body, limit).await {
+        Ok(body) => Ok(body),
+        Err(Unread::TooLarge) => Err(too_large(limit)),
+        Err(Unread::Broken(why)) => {
+            tracing::debug!(error = %why, "reading a request body failed");
             Err(text(
                 StatusCode::BAD_REQUEST,
                 "the body could not be read\n",
