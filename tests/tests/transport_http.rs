@@ -1125,7 +1125,7 @@ fn request_of_len(len: usize) -> Option<(String, usize)> {
 }
 
 /// `body` cut where `cut` says: each chunk `cut(i)` bytes long (at least 1).
-fn chunks_of(body: &str, cut: fn(usize) -> usize) -> Vec<Bytes> {
+fn chunks_of(body: &str, cut: Cut) -> Vec<Bytes> {
     let mut chunks = Vec::new();
     let mut rest = body.as_bytes();
     while !rest.is_empty() {
@@ -1136,9 +1136,12 @@ fn chunks_of(body: &str, cut: fn(usize) -> usize) -> Vec<Bytes> {
     chunks
 }
 
+/// Where a chunked body is cut: chunk `i` is `cut(i)` bytes long.
+type Cut = fn(usize) -> usize;
+
 /// How the sweep cuts a chunked body: one chunk, a byte at a time at
 /// first then large chunks, and chunks of changing odd sizes.
-const CUTS: [fn(usize) -> usize; 3] = [
+const CUTS: [Cut; 3] = [
     |_| usize::MAX,
     |i| if i < 3 { 1 } else { 1000 },
     |i| [7, 513, 1, 2048, 31][i % 5],
@@ -1147,7 +1150,7 @@ const CUTS: [fn(usize) -> usize; 3] = [
 type BoxedBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
 
 /// A request for `body`: with its length declared, or chunked as cut.
-fn sized_request(body: &str, cut: Option<fn(usize) -> usize>) -> Request<BoxedBody> {
+fn sized_request(body: &str, cut: Option<Cut>) -> Request<BoxedBody> {
     use http_body_util::BodyExt as _;
     let body = match cut {
         None => Full::new(Bytes::from(body.to_owned())).boxed(),
@@ -1198,7 +1201,7 @@ async fn request_bodies_are_read_whole_up_to_the_cap_and_refused_one_byte_past_i
         .into_iter()
         .filter(|&len| request_of_len(len).is_some())
         .collect();
-    let hows: Vec<(Option<fn(usize) -> usize>, &str)> = std::iter::once((None, "declared"))
+    let hows: Vec<(Option<Cut>, &str)> = std::iter::once((None, "declared"))
         .chain(CUTS.iter().map(|&cut| (Some(cut), "chunked")))
         .collect();
 
