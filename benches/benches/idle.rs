@@ -17,7 +17,8 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::Command;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_idle-server");
-const CONNECTIONS: usize = 500;
+/// Connections per transport; `IDLE_CONNECTIONS` overrides it.
+const CONNECTIONS: usize = 1_000;
 
 #[derive(Debug, Serialize)]
 struct Row {
@@ -33,10 +34,14 @@ fn main() {
     if !filters.is_empty() && !filters.iter().any(|f| "idle".contains(f.as_str())) {
         return;
     }
+    let connections = std::env::var("IDLE_CONNECTIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(CONNECTIONS);
     let rt = runtime();
     let rows: Vec<Row> = ["tcp", "ws"]
         .into_iter()
-        .map(|transport| rt.block_on(measure(transport)))
+        .map(|transport| rt.block_on(measure(transport, connections)))
         .collect();
     println!("| transport | connections | heap per idle connection | RSS per idle connection |");
     println!("|---|---:|---:|---:|");
@@ -69,7 +74,7 @@ async fn connect(transport: &str, addr: &str) -> Peer {
     Peer::spawn(transport)
 }
 
-async fn measure(transport: &'static str) -> Row {
+async fn measure(transport: &'static str, connections: usize) -> Row {
     let mut server = Command::new(SERVER)
         .arg(transport)
         .stdin(Stdio::piped())
@@ -87,8 +92,8 @@ async fn measure(transport: &'static str) -> Row {
     let heap_before: usize = probe.call("heap", ()).await.unwrap();
     let rss_before = sys::rss(Some(pid)).unwrap();
 
-    let mut idle = Vec::with_capacity(CONNECTIONS);
-    for i in 0..CONNECTIONS {
+    let mut idle = Vec::with_capacity(connections);
+    for i in 0..connections {
         let peer = connect(transport, &addr).await;
         let sum: i64 = peer.call("add", (i, 1)).await.unwrap();
         assert_eq!(sum, i as i64 + 1);
@@ -103,9 +108,9 @@ async fn measure(transport: &'static str) -> Row {
     let _ = server.wait().await;
     Row {
         transport,
-        connections: CONNECTIONS,
-        heap_per_connection: (heap_after as f64 - heap_before as f64) / CONNECTIONS as f64,
-        rss_per_connection: (rss_after as f64 - rss_before as f64) / CONNECTIONS as f64,
+        connections,
+        heap_per_connection: (heap_after as f64 - heap_before as f64) / connections as f64,
+        rss_per_connection: (rss_after as f64 - rss_before as f64) / connections as f64,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The server end of the idle-connection benchmark: the suite's service on
 //! a TCP or WebSocket listener (`idle-server tcp|ws`), on a current-thread
-//! runtime, with a counting allocator. It prints its address on stdout and
+//! runtime (or two workers, with `IDLE_SERVER_RUNTIME=multi`), with a
+//! counting allocator. It prints its address on stdout and
 //! serves until stdin ends; the route `heap` answers the bytes of heap live.
 
 use std::sync::Arc;
@@ -17,7 +18,10 @@ static ALLOC: Counting = Counting;
 
 fn main() -> std::io::Result<()> {
     let kind = std::env::args().nth(1).unwrap_or_else(|| "tcp".to_owned());
-    let runtime = jsonrpc_benches::runtime();
+    let runtime = match std::env::var("IDLE_SERVER_RUNTIME").as_deref() {
+        Ok("multi") => jsonrpc_benches::two_worker_runtime(),
+        _ => jsonrpc_benches::runtime(),
+    };
     runtime.block_on(async {
         let config = jsonrpc_benches::config();
         let router = hand_router(Arc::new(State::default()))
