@@ -25,7 +25,7 @@ baseline=${CALLGRIND_BASELINE:-$PWD/baseline.txt}
 limit=2
 other_cpu_limit=${CALLGRIND_OTHER_CPU_LIMIT:-10}
 guarded="floor_two_phase respond_hand respond_macro invoke_hand peer_hand peer_macro peer_note round_trip_memory pipelined_memory_64 pipelined_unix_64 pipelined_unix_64_floor"
-everything="floor_typed floor_two_phase respond_hand respond_macro invoke_hand invoke_macro peer_hand peer_macro peer_note loopback_echo jsonrpsee_async jsonrpsee_sync round_trip_memory pipelined_memory_64 pipelined_unix_64 pipelined_unix_64_floor"
+everything="floor_typed floor_two_phase respond_hand respond_macro invoke_hand invoke_macro peer_hand peer_macro peer_note loopback_echo jsonrpsee_async jsonrpsee_sync round_trip_memory pipelined_memory_64 pipelined_unix_64 pipelined_unix_64_join_all pipelined_unix_64_floor"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 
 out=$(mktemp -d)

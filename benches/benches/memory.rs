@@ -95,6 +95,16 @@ fn main() {
         return;
     }
 
+    // `MEMORY_ONLY=parked`: the parked requests alone (to profile them).
+    if std::env::var("MEMORY_ONLY").as_deref() == Ok("parked") {
+        let p = parked(&runtime());
+        println!(
+            "heap per parked inbound request: {:.0} bytes ({:.1} allocations)",
+            p.per_request, p.allocs_per_request
+        );
+        return;
+    }
+
     let mut runs = Vec::new();
     for threshold in [None, Some("131072")] {
         for text in ["escaped", "plain"] {
@@ -308,7 +318,7 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
         );
         row(
             &format!("pipelined/{}/64", kind.name()),
-            "client + server peers, 64 calls in flight",
+            "client + server peers, 64 calls in flight, awaited in place",
             count(rt, N, async || {
                 for _ in 0..N / 64 {
                     std::hint::black_box(ours.add_pipelined(64).await);
@@ -317,13 +327,14 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
             .scale(N, N / 64 * 64),
         );
         row(
-            &format!("pipelined/{}/16", kind.name()),
-            "as above, 16 in flight (`join_all` without a task per future)",
+            &format!("pipelined/{}/64/join_all", kind.name()),
+            "as above, awaited with `join_all` (a task per future past 30)",
             count(rt, N, async || {
-                for _ in 0..N / 16 {
-                    std::hint::black_box(ours.add_pipelined(16).await);
+                for _ in 0..N / 64 {
+                    std::hint::black_box(ours.add_join_all(64).await);
                 }
-            }),
+            })
+            .scale(N, N / 64 * 64),
         );
         row(
             &format!("notifications/{}", kind.name()),
@@ -411,7 +422,7 @@ fn allocation_rows(rt: &Runtime) -> Vec<AllocRow> {
         );
         row(
             "pipelined/websocket/64/ours",
-            "client + server peers, 64 calls in flight",
+            "client + server peers, 64 calls in flight, awaited in place",
             count(rt, N, async || {
                 for _ in 0..N / 64 {
                     std::hint::black_box(ours.add_pipelined(64).await);
@@ -466,6 +477,7 @@ fn parked(rt: &Runtime) -> Parked {
 
         let frames_bytes: usize = frames.iter().map(Bytes::len).sum();
         let before = alloc::snapshot();
+        alloc::record_sizes(true);
         for frame in frames {
             client.tx.send(frame).unwrap();
         }
@@ -477,6 +489,13 @@ fn parked(rt: &Runtime) -> Parked {
             tokio::task::yield_now().await;
         }
         let after = alloc::snapshot();
+        alloc::record_sizes(false);
+        if std::env::var_os("MEMORY_SIZES").is_some() {
+            eprintln!(
+                "allocations while {PARKED} requests parked, by size: {:?}",
+                alloc::sizes()
+            );
+        }
         state.release.notify_waiters();
         for _ in 0..PARKED {
             client.rx.recv().await.unwrap();

@@ -11,6 +11,47 @@ static BYTES: AtomicU64 = AtomicU64::new(0);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+/// Allocations by size while [`record_sizes`] is on: bucket `i` counts the
+/// sizes `16 * i + 1 ..= 16 * (i + 1)`, the last one everything larger.
+const BUCKETS: usize = 65;
+static SIZES_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SIZES: [AtomicU64; BUCKETS] = [const { AtomicU64::new(0) }; BUCKETS];
+
+fn counted(size: usize) {
+    ALLOCS.fetch_add(1, Relaxed);
+    BYTES.fetch_add(size as u64, Relaxed);
+    if SIZES_ON.load(Relaxed) {
+        SIZES[(size.saturating_sub(1) / 16).min(BUCKETS - 1)].fetch_add(1, Relaxed);
+    }
+}
+
+/// Starts (clearing it) or stops the histogram of allocation sizes.
+pub fn record_sizes(on: bool) {
+    if on {
+        SIZES.iter().for_each(|bucket| bucket.store(0, Relaxed));
+    }
+    SIZES_ON.store(on, Relaxed);
+}
+
+/// The histogram of allocation sizes recorded: `(largest size of the
+/// bucket, allocations)` for each bucket that saw one; the last bucket's
+/// size is `usize::MAX`.
+pub fn sizes() -> Vec<(usize, u64)> {
+    SIZES
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let top = if i == BUCKETS - 1 {
+                usize::MAX
+            } else {
+                16 * (i + 1)
+            };
+            (top, n.load(Relaxed))
+        })
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
+
 fn grew(size: usize) {
     let live = LIVE.fetch_add(size, Relaxed) + size;
     PEAK.fetch_max(live, Relaxed);
@@ -24,16 +65,14 @@ pub struct Counting;
 // counters are plain atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        counted(layout.size());
         grew(layout.size());
         // SAFETY: forwarded with the caller's layout.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        counted(layout.size());
         grew(layout.size());
         // SAFETY: forwarded with the caller's layout.
         unsafe { System.alloc_zeroed(layout) }
@@ -47,8 +86,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // A reallocation counts as one allocation of the new size.
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(new_size as u64, Relaxed);
+        counted(new_size);
         // Old and new block both exist while the contents move.
         grew(new_size);
         LIVE.fetch_sub(layout.size(), Relaxed);

@@ -30,6 +30,7 @@ pub const VARIANTS: &[&str] = &[
     "round_trip_memory",
     "pipelined_memory_64",
     "pipelined_unix_64",
+    "pipelined_unix_64_join_all",
     "pipelined_unix_64_floor",
     "large_text_8_peer",
     "large_text_8_floor",
@@ -124,10 +125,14 @@ pub async fn run(variant: &str, n: u64) -> bool {
                 }
             }
         }
-        "pipelined_unix_64" => {
+        "pipelined_unix_64" | "pipelined_unix_64_join_all" => {
             let ours = setup::ours(Kind::Unix, std::path::Path::new("")).await;
             for _ in 0..n / 64 {
-                black_box(ours.add_pipelined(64).await);
+                if variant == "pipelined_unix_64" {
+                    black_box(ours.add_pipelined(64).await);
+                } else {
+                    black_box(ours.add_join_all(64).await);
+                }
             }
         }
         "pipelined_unix_64_floor" => {
