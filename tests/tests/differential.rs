@@ -881,3 +881,212 @@ async fn calls_exchange_the_same_bytes_on_a_multi_thread_runtime() {
         assert_same_traffic(wire, &one, &all);
     }
 }
+
+// ---------------------------------------------------------------------------
+// First steps on the reader of a multi-thread runtime (the route's pace).
+//
+// Fast path: a request's first step runs on the connection's reader while
+// its route's first steps are quick. Plain path: a task of its own, for the
+// route's next 256 requests after a first step that took longer than
+// 100 µs. A handler tells which it ran on by the id of its task. On a
+// current-thread runtime every first step runs on the reader.
+
+/// The id of the task the handler runs on.
+fn task_id() -> String {
+    tokio::task::try_id().map_or_else(String::new, |id| id.to_string())
+}
+
+/// What the test and a blocking handler tell each other: the handler has
+/// started; the test lets it go.
+struct Blocking {
+    started: tokio::sync::Notify,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+/// `step`'s modes: answer at once, sleep 5 ms first (a slow first step), or
+/// block the thread until the test lets go (only a task of its own leaves
+/// the reader free meanwhile). `kinds` answers in each way a handler can.
+fn paced_router(blocking: Arc<Blocking>) -> Router {
+    Router::new()
+        .request("where", |(): (), _: Context| async {
+            Ok::<_, ErrorObject>(task_id())
+        })
+        .request("step", move |(mode,): (String,), _: Context| {
+            let blocking = blocking.clone();
+            async move {
+                match mode.as_str() {
+                    "sleep" => std::thread::sleep(std::time::Duration::from_millis(5)),
+                    "block" => {
+                        blocking.started.notify_one();
+                        let released = blocking
+                            .release
+                            .lock()
+                            .unwrap()
+                            .recv_timeout(tests::ANSWER_TIMEOUT)
+                            .is_ok();
+                        assert!(released, "the blocked handler was let go");
+                    }
+                    _ => {}
+                }
+                Ok::<_, ErrorObject>(task_id())
+            }
+        })
+        .request(
+            "kinds",
+            |(kind, pad): (String, String), _: Context| async move {
+                let size = pad.len();
+                match kind.as_str() {
+                    "error" => Err(ErrorObject::new(-32010, "refused")
+                        .with_data(&json!({ "size": size }))
+                        .unwrap()),
+                    "panic" => panic!("a handler panicked"),
+                    "later" => {
+                        tokio::task::yield_now().await;
+                        Ok(json!({ "later": size }))
+                    }
+                    "slow" => {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        Ok(json!({ "slow": size }))
+                    }
+                    _ => Ok(json!({ "now": size })),
+                }
+            },
+        )
+}
+
+/// A server with [`paced_router`] on an in-memory pair, its client, and
+/// the sender that lets a blocked handler go.
+fn paced_pair() -> (Peer, Peer, Arc<Blocking>, std::sync::mpsc::Sender<()>) {
+    let (release, released) = std::sync::mpsc::channel();
+    let blocking = Arc::new(Blocking {
+        started: tokio::sync::Notify::new(),
+        release: Mutex::new(released),
+    });
+    let (client, server) = Transport::pair(64);
+    let server = Peer::builder()
+        .router(paced_router(blocking.clone()))
+        .spawn(server);
+    (Peer::spawn(client), server, blocking, release)
+}
+
+async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(tests::ANSWER_TIMEOUT, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer in time"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_first_steps_run_on_the_reader_and_a_slow_one_sends_the_next_to_tasks() {
+    let (client, _server, blocking, release) = paced_pair();
+    let at = |method: &'static str, mode: &'static str| {
+        let client = client.clone();
+        async move {
+            let call = async {
+                if method == "where" {
+                    client.call::<String>("where", ()).await
+                } else {
+                    client.call::<String>(method, (mode,)).await
+                }
+            };
+            within(method, call).await.expect(method)
+        }
+    };
+
+    // A route's first request takes its first step on the reader: two
+    // routes' first requests run on one task.
+    let reader = at("step", "now").await;
+    assert!(!reader.is_empty());
+    assert_eq!(at("where", "").await, reader, "a fresh route's first step");
+
+    // A slow first step: the route's next requests get tasks of their own,
+    // so a handler that blocks its thread leaves the reader free to answer
+    // another route meanwhile.
+    at("step", "sleep").await;
+    let blocked = tokio::spawn(at("step", "block"));
+    within("the blocking handler's start", blocking.started.notified()).await;
+    let other = at("where", "").await;
+    release.send(()).unwrap();
+    let blocked_on = within("the blocked handler", blocked).await.unwrap();
+    assert_ne!(blocked_on, reader, "a request after a slow first step");
+    assert!(!other.is_empty());
+
+    // Until the back-off is over (256 requests), every request of the route
+    // runs on a task of its own; then it is tried on the reader again (a
+    // step preempted past 100 µs on a busy machine backs off again, hence
+    // the few rounds allowed).
+    for i in 0..254 {
+        assert_ne!(
+            at("step", "now").await,
+            reader,
+            "request {i} of the back-off"
+        );
+    }
+    let mut back = false;
+    for _ in 0..4 * 257 {
+        if at("step", "now").await == reader {
+            back = true;
+            break;
+        }
+    }
+    assert!(
+        back,
+        "the route's first steps never came back to the reader"
+    );
+}
+
+/// The answers of `kinds` in each way, with params sizes around the
+/// largest a first step on the reader takes, on `runtime`; `slow_first`
+/// starts with a slow first step, so that every request after it runs on
+/// a task of its own on a multi-thread runtime.
+fn kinds_answers(runtime: &tokio::runtime::Runtime, slow_first: bool) -> Vec<String> {
+    let limit = threshold("dispatch::admit::INLINE_PARAMS_MAX");
+    runtime.block_on(async {
+        let (client, _server, _blocking, _release) = paced_pair();
+        if slow_first {
+            let _: Result<Value, _> = client.call("kinds", ("slow", "")).await;
+        }
+        let mut answers = Vec::new();
+        for kind in ["now", "later", "error", "panic", "slow"] {
+            // The params' text is `["kind","xx…"]`: 7 bytes and the kind's
+            // around the padding. Lengths one byte under, at and over the
+            // limit, and small ones.
+            let around = limit - kind.len() - 7;
+            for pad in [0, 1, around - 1, around, around + 1] {
+                let params = (kind, "x".repeat(pad));
+                let answer: Result<Value, _> =
+                    within(kind, client.call("kinds", params).into_future()).await;
+                let answer = match answer {
+                    Ok(value) => serde_json::to_string(&value).unwrap(),
+                    Err(error) => format!("{error:?}"),
+                };
+                answers.push(format!("{kind} {pad}: {answer}"));
+            }
+        }
+        answers
+    })
+}
+
+#[test]
+fn first_steps_on_the_reader_and_on_tasks_answer_alike() {
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let on_reader = kinds_answers(&current, false);
+    assert_eq!(on_reader.len(), 25);
+    assert_eq!(
+        kinds_answers(&multi, false),
+        on_reader,
+        "multi-thread, paced"
+    );
+    assert_eq!(
+        kinds_answers(&multi, true),
+        on_reader,
+        "multi-thread, on tasks"
+    );
+}

@@ -386,12 +386,15 @@ impl Reader {
             batch.hold();
         }
         let trace = crate::trace::request_span(shared.connection, &route.name, &id);
+        // A large request runs on its own task, after the reader has let go
+        // of its frame: answering inline would hold the frame, the decoded
+        // params and the answer at once.
+        let small = parked_bytes < INLINE_PARAMS_MAX;
+        let paced = small && connection.paced && route.pace.on_reader();
         let task = RequestTask {
             runner: self.runner.clone(),
-            // A large request runs on its own task, after the reader has let
-            // go of its frame: answering inline would hold the frame, the
-            // decoded params and the answer at once.
-            inline: connection.inline && parked_bytes < INLINE_PARAMS_MAX,
+            inline: small && (connection.inline || paced),
+            pace: paced.then(|| route.pace.clone()),
             job: Job {
                 trace,
                 id,
@@ -456,10 +459,19 @@ impl Reader {
             Err(error) => return tracing::warn!(method, %error, "dropping a notification"),
         };
         // Step 7, inline: with nothing waiting for the worker, the
-        // notification's first step runs here, and most finish in it.
+        // notification's first step runs here, and most finish in it (on a
+        // multi-thread runtime, while the route's first steps are quick).
         let connection = &self.connection;
-        if connection.inline && connection.notifications_waiting.load(Ordering::Acquire) == 0 {
-            if let Poll::Ready(out) = first_step(fut.as_mut()) {
+        let paced = connection.paced && route.pace.on_reader();
+        if (connection.inline || paced)
+            && connection.notifications_waiting.load(Ordering::Acquire) == 0
+        {
+            let step = if paced {
+                route.pace.first_step(fut.as_mut())
+            } else {
+                first_step(fut.as_mut())
+            };
+            if let Poll::Ready(out) = step {
                 if let Err(panic) = out {
                     tracing::error!(method, %panic, "a notification handler panicked");
                 }

@@ -36,6 +36,9 @@ pub(super) struct Connection {
     /// Requests take their first step on the reader's task (see
     /// `RequestTask::inline`): on a current-thread runtime.
     pub(super) inline: bool,
+    /// Requests take their first step on the reader's task while their
+    /// route's are quick (see `Pace`): on a multi-thread runtime.
+    pub(super) paced: bool,
     /// Bytes of params held by requests admitted and not yet answered.
     pub(super) parked_bytes: std::sync::atomic::AtomicUsize,
 }
@@ -51,6 +54,7 @@ impl Connection {
             notifications_done: watch::Sender::new(0),
             notifications_waiting: std::sync::atomic::AtomicUsize::new(0),
             inline: crate::rt::runs_on_one_thread(),
+            paced: crate::rt::runs_on_many_threads(),
             parked_bytes: std::sync::atomic::AtomicUsize::new(0),
             shared,
         }

@@ -13,7 +13,7 @@
 //! | 4 | lifecycle | the [`Lifecycle`](crate::policy::Lifecycle) gate: refused before the handshake (-32002 for LSP and MCP), a second handshake refused, refused after shutdown | dropped before the handshake; the exit notification ends the connection (after its route, if any, runs) |
 //! | 5 | route lookup | no route: -32601; a notification route: -32601; params that do not decode: -32602 | no route: dropped (or -32601 with id null under [`UnknownMethod::strict`](crate::config::UnknownMethod::strict)); params that do not decode: dropped |
 //! | 6 | capacity | more than [`max_queued`](crate::Config::max_queued) requests and notifications waiting or running, or its params would take the bytes held past [`max_parked_bytes`](crate::Config::max_parked_bytes) or a [`SharedBudget`](crate::policy::SharedBudget): -32000 | the reader waits for room |
-//! | 7 | run | a task of its own, after the notifications that came before it, within [`max_in_flight`](crate::Config::max_in_flight) | one at a time, in arrival order, on the connection's notification worker |
+//! | 7 | run | after the notifications that came before it, within [`max_in_flight`](crate::Config::max_in_flight): the handler's first step on the reader (on a current-thread runtime; on a multi-thread one while the route's first steps take under 100 µs, see `router::Pace`), then a task of its own if it is not done | one at a time, in arrival order: the first step on the reader as for a request while none is waiting, else on the connection's notification worker |
 //!
 //! Responses to this side's calls skip the steps: they complete the call
 //! waiting for their id. A request that was admitted gets exactly one answer,

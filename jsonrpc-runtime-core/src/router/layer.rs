@@ -213,12 +213,11 @@ impl Router {
                 handler: route.handler.clone(),
             });
             layered.insert_route(Route {
-                kind: route.kind,
-                name: route.name.clone(),
                 handler: Arc::new(Layered {
                     service,
                     kind: route.kind,
                 }),
+                ..route
             });
         }
         layered

@@ -35,7 +35,7 @@ pub use self::layer::{MethodStats, Metrics, MetricsService, RouteService, RpcReq
 
 pub(crate) use self::panic::{catch_panic, first_step, panic_answer};
 pub use self::route::Route;
-pub(crate) use self::route::{ErasedRoute, RouteKind};
+pub(crate) use self::route::{ErasedRoute, Pace, RouteKind};
 use self::route::{NotificationRoute, RequestRoute};
 pub use self::subscription::{
     PendingSubscription, SubscriptionClosed, SubscriptionResult, SubscriptionSink, TrySendError,
@@ -525,14 +525,8 @@ impl Router {
             "the method `{method}` is registered twice"
         );
         let name: Arc<str> = Arc::from(method);
-        self.routes.insert(
-            name.clone(),
-            Route {
-                kind,
-                name,
-                handler,
-            },
-        );
+        self.routes
+            .insert(name.clone(), Route::new(kind, name, handler));
         self
     }
 }

@@ -5,7 +5,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::Serialize;
@@ -17,6 +21,7 @@ use crate::context::Context;
 use crate::id::Id;
 use crate::message::{self, DecodedParams, Dialect, RawJson};
 use crate::message::{ErrorObject, RpcError};
+use crate::rt::Instant;
 
 /// The kind of a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +95,53 @@ pub struct Route {
     pub(crate) kind: RouteKind,
     pub(crate) name: Arc<str>,
     pub(crate) handler: Arc<dyn ErasedRoute>,
+    /// How long its handlers' first steps have been taking.
+    pub(crate) pace: Arc<Pace>,
+}
+
+/// How a route's handlers take their first step on a multi-thread runtime.
+///
+/// A request whose handler is done at once is cheapest answered on the
+/// connection's reader, without a task of its own; a handler that computes
+/// or blocks there would hold up every message behind it. So the first
+/// step runs on the reader while it is quick: one that takes longer than
+/// [`Pace::SLOW`] sends the route's next [`Pace::BACK_OFF`] requests to
+/// tasks of their own, and the one after them is tried on the reader again.
+/// (On a current-thread runtime every first step runs on the reader: a task
+/// of its own would buy no parallelism there.)
+#[derive(Debug, Default)]
+pub(crate) struct Pace {
+    /// Requests still to start on tasks of their own.
+    spawn_next: AtomicU32,
+}
+
+impl Pace {
+    /// A first step longer than this sends the next requests to tasks.
+    pub(crate) const SLOW: Duration = Duration::from_micros(100);
+    /// How many requests a slow first step sends to tasks of their own.
+    pub(crate) const BACK_OFF: u32 = 256;
+
+    /// Whether the next request may take its first step on the reader;
+    /// counts one request of a back-off down.
+    pub(crate) fn on_reader(&self) -> bool {
+        self.spawn_next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_err()
+    }
+
+    /// Polls `fut` once on the reader ([`first_step`](super::first_step)),
+    /// and backs off should the step take longer than [`Pace::SLOW`].
+    pub(crate) fn first_step<F: Future + ?Sized>(
+        &self,
+        fut: Pin<&mut F>,
+    ) -> Poll<Result<F::Output, String>> {
+        let started = Instant::now();
+        let step = super::first_step(fut);
+        if started.elapsed() > Self::SLOW {
+            self.spawn_next.store(Self::BACK_OFF, Ordering::Relaxed);
+        }
+        step
+    }
 }
 
 impl fmt::Debug for Route {
@@ -102,6 +154,16 @@ impl fmt::Debug for Route {
 }
 
 impl Route {
+    /// A route of `kind` for `name`, run by `handler`.
+    pub(crate) fn new(kind: RouteKind, name: Arc<str>, handler: Arc<dyn ErasedRoute>) -> Self {
+        Route {
+            kind,
+            name,
+            handler,
+            pace: Arc::default(),
+        }
+    }
+
     /// A request route, as [`Router::request`] registers it.
     pub fn request<P, R, F, Fut>(method: &str, handler: F) -> Self
     where
@@ -114,11 +176,7 @@ impl Route {
             handler,
             _marker: PhantomData,
         });
-        Route {
-            kind: RouteKind::Request,
-            name: method.into(),
-            handler,
-        }
+        Route::new(RouteKind::Request, method.into(), handler)
     }
 
     /// A notification route, as [`Router::notification`] registers it.
@@ -132,11 +190,7 @@ impl Route {
             handler,
             _marker: PhantomData,
         });
-        Route {
-            kind: RouteKind::Notification,
-            name: method.into(),
-            handler,
-        }
+        Route::new(RouteKind::Notification, method.into(), handler)
     }
 }
 

@@ -563,19 +563,19 @@ impl Route {
             notification: Arc::from(notification),
             unsubscribe: Arc::from(unsubscribe),
         });
-        let open = Route {
-            kind: RouteKind::Request,
-            name: subscribe.into(),
-            handler: Arc::new(SubscribeRoute {
+        let open = Route::new(
+            RouteKind::Request,
+            subscribe.into(),
+            Arc::new(SubscribeRoute {
                 handler: Arc::new(handler),
                 names,
                 _marker: PhantomData,
             }),
-        };
-        let close = Route {
-            kind: RouteKind::Request,
-            name: unsubscribe.into(),
-            handler: Arc::new(RequestRoute {
+        );
+        let close = Route::new(
+            RouteKind::Request,
+            unsubscribe.into(),
+            Arc::new(RequestRoute {
                 handler: |params: UnsubscribeParams, ctx: Context| {
                     let id = match params {
                         UnsubscribeParams::Positional((id,)) => id,
@@ -586,7 +586,7 @@ impl Route {
                 },
                 _marker: PhantomData,
             }),
-        };
+        );
         [open, close]
     }
 }

@@ -16,6 +16,7 @@ use crate::context::{CancelToken, ProgressSink};
 use crate::id::Id;
 use crate::message::BatchAnswers;
 use crate::policy::SharedPermit;
+use crate::router::Pace;
 use crate::trace::RequestSpan;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -73,9 +74,13 @@ pub(crate) struct RequestTask {
     pub(crate) runner: Arc<dyn Runner>,
     pub(crate) job: Job,
     /// Take the first step on the caller's task, and spawn a task only if
-    /// the request cannot finish at once. Right on a current-thread runtime,
-    /// where a task of its own buys no parallelism.
+    /// the request cannot finish at once: on a current-thread runtime, where
+    /// a task of its own buys no parallelism, and on a multi-thread runtime
+    /// while the route's first steps are quick (see [`Pace`]).
     pub(crate) inline: bool,
+    /// The route's pace, which times the first step: on a multi-thread
+    /// runtime.
+    pub(crate) pace: Option<Arc<Pace>>,
 }
 
 /// What the runner knows about one request.
@@ -157,7 +162,11 @@ impl RequestTask {
             return;
         }
         let mut handler = Box::pin(fut);
-        match super::panic::first_step(handler.as_mut()) {
+        let step = match &self.pace {
+            Some(pace) => pace.first_step(handler.as_mut()),
+            None => super::panic::first_step(handler.as_mut()),
+        };
+        match step {
             Poll::Ready(out) => {
                 drop(held);
                 self.finish(match out {
