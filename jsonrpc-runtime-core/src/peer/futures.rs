@@ -307,6 +307,46 @@ impl Shared {
 
 /// The future of an awaited [`Call`].
 ///
+/// It is `Unpin` and sends its request when first polled: many calls can
+/// be in flight at once, awaited where they lie, with no task or
+/// allocation of their own (`join_all` gives each future a task past 30).
+///
+/// # Examples
+///
+/// ```
+/// # use jsonrpc_runtime_core::{Context, ErrorObject, Peer, Router, Transport};
+/// # use std::future::IntoFuture as _;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # let (client, server) = Transport::pair(64);
+/// # let router = Router::new().request("double", |(n,): (i64,), _: Context| async move {
+/// #     Ok::<_, ErrorObject>(n * 2)
+/// # });
+/// # let _server = Peer::builder().router(router).spawn(server);
+/// # let client = Peer::spawn(client);
+/// use futures_util::future::{maybe_done, MaybeDone};
+/// use std::{pin::Pin, task::Poll};
+///
+/// let mut calls: [MaybeDone<_>; 8] = std::array::from_fn(|n| {
+///     maybe_done(client.call::<i64>("double", (n as i64,)).into_future())
+/// });
+/// // Each call polled once: all eight are sent before any answer is awaited.
+/// std::future::poll_fn(|cx| {
+///     for call in &mut calls {
+///         let _ = Pin::new(call).poll(cx);
+///     }
+///     Poll::Ready(())
+/// })
+/// .await;
+/// let mut sum = 0;
+/// for call in &mut calls {
+///     (&mut *call).await;
+///     sum += Pin::new(call).take_output().unwrap().unwrap();
+/// }
+/// assert_eq!(sum, 56);
+/// # }
+/// ```
+///
 /// # Cancel safety
 ///
 /// Dropping it (or its timeout firing) gives up on the call: its table
