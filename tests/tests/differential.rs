@@ -885,11 +885,11 @@ async fn calls_exchange_the_same_bytes_on_a_multi_thread_runtime() {
 // ---------------------------------------------------------------------------
 // First steps on the reader of a multi-thread runtime (the route's pace).
 //
-// Fast path: a request's first step runs on the connection's reader while
-// its route's first steps are quick. Plain path: a task of its own, for the
-// route's next 256 requests after a first step that took longer than
-// 100 µs. A handler tells which it ran on by the id of its task. On a
-// current-thread runtime every first step runs on the reader.
+// Fast path: a request's first step runs on the connection's reader, once
+// its route's last 16 first steps took at most 100 µs each. Plain path: a
+// task of its own, where the first step is timed, until then and again
+// after a slow one. A handler tells which it ran on by the id of its task.
+// On a current-thread runtime every first step runs on the reader.
 
 /// The id of the task the handler runs on.
 fn task_id() -> String {
@@ -901,35 +901,53 @@ fn task_id() -> String {
 struct Blocking {
     started: tokio::sync::Notify,
     release: Mutex<std::sync::mpsc::Receiver<()>>,
+    /// The tasks the `note` notifications ran on, in order.
+    notes: Mutex<Vec<String>>,
 }
 
-/// `step`'s modes: answer at once, sleep 5 ms first (a slow first step), or
-/// block the thread until the test lets go (only a task of its own leaves
-/// the reader free meanwhile). `kinds` answers in each way a handler can.
+/// The handler of `step` and `fresh`: answers at once, sleeps 5 ms first (a
+/// slow first step), or blocks the thread until the test lets go (only a
+/// task of its own leaves the reader free meanwhile).
+fn step_handler(
+    blocking: Arc<Blocking>,
+) -> impl Fn((String,), Context) -> StepFuture + Send + Sync {
+    move |(mode,): (String,), _: Context| {
+        let blocking = blocking.clone();
+        Box::pin(async move {
+            match mode.as_str() {
+                "sleep" => std::thread::sleep(std::time::Duration::from_millis(5)),
+                "block" => {
+                    blocking.started.notify_one();
+                    let released = blocking
+                        .release
+                        .lock()
+                        .unwrap()
+                        .recv_timeout(tests::ANSWER_TIMEOUT)
+                        .is_ok();
+                    assert!(released, "the blocked handler was let go");
+                }
+                _ => {}
+            }
+            Ok(task_id())
+        })
+    }
+}
+
+type StepFuture = Pin<Box<dyn std::future::Future<Output = Result<String, ErrorObject>> + Send>>;
+
+/// `step` and `fresh` (two routes, one handler: [`step_handler`]);
+/// `kinds` answers in each way a handler can; `note` records its task.
 fn paced_router(blocking: Arc<Blocking>) -> Router {
+    let notes = blocking.clone();
     Router::new()
         .request("where", |(): (), _: Context| async {
             Ok::<_, ErrorObject>(task_id())
         })
-        .request("step", move |(mode,): (String,), _: Context| {
-            let blocking = blocking.clone();
-            async move {
-                match mode.as_str() {
-                    "sleep" => std::thread::sleep(std::time::Duration::from_millis(5)),
-                    "block" => {
-                        blocking.started.notify_one();
-                        let released = blocking
-                            .release
-                            .lock()
-                            .unwrap()
-                            .recv_timeout(tests::ANSWER_TIMEOUT)
-                            .is_ok();
-                        assert!(released, "the blocked handler was let go");
-                    }
-                    _ => {}
-                }
-                Ok::<_, ErrorObject>(task_id())
-            }
+        .request("step", step_handler(blocking.clone()))
+        .request("fresh", step_handler(blocking))
+        .notification("note", move |(): (), _: Context| {
+            let notes = notes.clone();
+            async move { notes.notes.lock().unwrap().push(task_id()) }
         })
         .request(
             "kinds",
@@ -961,6 +979,7 @@ fn paced_pair() -> (Peer, Peer, Arc<Blocking>, std::sync::mpsc::Sender<()>) {
     let blocking = Arc::new(Blocking {
         started: tokio::sync::Notify::new(),
         release: Mutex::new(released),
+        notes: Mutex::new(Vec::new()),
     });
     let (client, server) = Transport::pair(64);
     let server = Peer::builder()
@@ -975,62 +994,95 @@ async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("{what}: no answer in time"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quick_first_steps_run_on_the_reader_and_a_slow_one_sends_the_next_to_tasks() {
-    let (client, _server, blocking, release) = paced_pair();
-    let at = |method: &'static str, mode: &'static str| {
-        let client = client.clone();
-        async move {
-            let call = async {
-                if method == "where" {
-                    client.call::<String>("where", ()).await
-                } else {
-                    client.call::<String>(method, (mode,)).await
-                }
-            };
-            within(method, call).await.expect(method)
+/// Calls `method` (`step` or `fresh`, mode `now`) until two answers in a
+/// row come from one task, the reader's, which the route has then earned;
+/// returns its id. A step preempted past 100 µs on a busy machine starts
+/// the count again, hence the rounds allowed.
+async fn earn(client: &Peer, method: &str) -> String {
+    let mut last = String::new();
+    for _ in 0..20 * 17 {
+        let id = step(client, method, "now").await;
+        if id == last {
+            return id;
+        }
+        last = id;
+    }
+    panic!("{method} never earned the reader");
+}
+
+/// Calls `method` in `mode` (`where` takes no params).
+async fn step(client: &Peer, method: &str, mode: &str) -> String {
+    let call = async {
+        if method == "where" {
+            client.call::<String>(method, ()).await
+        } else {
+            client.call::<String>(method, (mode,)).await
         }
     };
+    within(method, call).await.expect(method)
+}
 
-    // A route's first request takes its first step on the reader: two
-    // routes' first requests run on one task.
-    let reader = at("step", "now").await;
-    assert!(!reader.is_empty());
-    assert_eq!(at("where", "").await, reader, "a fresh route's first step");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_steps_earn_the_reader_and_a_slow_one_sends_them_back_to_tasks() {
+    let (client, _server, blocking, release) = paced_pair();
 
-    // A slow first step: the route's next requests get tasks of their own,
-    // so a handler that blocks its thread leaves the reader free to answer
-    // another route meanwhile.
-    at("step", "sleep").await;
-    let blocked = tokio::spawn(at("step", "block"));
+    // A route's first requests run on tasks of their own, one each.
+    let first = step(&client, "step", "now").await;
+    let second = step(&client, "step", "now").await;
+    assert_ne!(first, second, "a fresh route's first two requests");
+
+    // Quick first steps in a row earn the reader.
+    let reader = earn(&client, "step").await;
+
+    // A fresh route's first request blocks its thread: it runs on a task,
+    // and the reader answers another route meanwhile.
+    let blocked = tokio::spawn({
+        let client = client.clone();
+        async move { step(&client, "fresh", "block").await }
+    });
     within("the blocking handler's start", blocking.started.notified()).await;
-    let other = at("where", "").await;
+    let meanwhile = step(&client, "where", "").await;
     release.send(()).unwrap();
     let blocked_on = within("the blocked handler", blocked).await.unwrap();
-    assert_ne!(blocked_on, reader, "a request after a slow first step");
-    assert!(!other.is_empty());
+    assert_ne!(blocked_on, reader, "a fresh route's blocking request");
+    assert!(!meanwhile.is_empty());
 
-    // Until the back-off is over (256 requests), every request of the route
-    // runs on a task of its own; then it is tried on the reader again (a
-    // step preempted past 100 µs on a busy machine backs off again, hence
-    // the few rounds allowed).
-    for i in 0..254 {
-        assert_ne!(
-            at("step", "now").await,
-            reader,
-            "request {i} of the back-off"
-        );
-    }
-    let mut back = false;
-    for _ in 0..4 * 257 {
-        if at("step", "now").await == reader {
-            back = true;
+    // A slow first step, on the route that earned the reader: its next
+    // request runs on a task again, and blocks no one.
+    step(&client, "step", "sleep").await;
+    let blocked = tokio::spawn({
+        let client = client.clone();
+        async move { step(&client, "step", "block").await }
+    });
+    within("the blocking handler's start", blocking.started.notified()).await;
+    step(&client, "where", "").await;
+    release.send(()).unwrap();
+    let blocked_on = within("the blocked handler", blocked).await.unwrap();
+    assert_ne!(blocked_on, reader, "the request after a slow first step");
+
+    // Quick steps earn the reader back.
+    assert_eq!(
+        earn(&client, "step").await,
+        reader,
+        "the reader, earned again"
+    );
+
+    // Notifications too: the first on the notification worker, later ones
+    // on the reader.
+    for _ in 0..20 * 17 {
+        client.notify("note", ()).await.unwrap();
+        // A request starts after the notifications before it.
+        step(&client, "where", "").await;
+        if blocking.notes.lock().unwrap().last() == Some(&reader) {
             break;
         }
     }
-    assert!(
-        back,
-        "the route's first steps never came back to the reader"
+    let notes = blocking.notes.lock().unwrap().clone();
+    assert_ne!(notes[0], reader, "the first notification");
+    assert_eq!(
+        notes.last(),
+        Some(&reader),
+        "notifications never earned the reader"
     );
 }
 

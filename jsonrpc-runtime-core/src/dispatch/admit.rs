@@ -390,11 +390,10 @@ impl Reader {
         // of its frame: answering inline would hold the frame, the decoded
         // params and the answer at once.
         let small = parked_bytes < INLINE_PARAMS_MAX;
-        let paced = small && connection.paced && route.pace.on_reader();
         let task = RequestTask {
             runner: self.runner.clone(),
-            inline: small && (connection.inline || paced),
-            pace: paced.then(|| route.pace.clone()),
+            inline: small && (connection.inline || connection.paced && route.pace.on_reader()),
+            pace: connection.paced.then(|| route.pace.clone()),
             job: Job {
                 trace,
                 id,
@@ -505,6 +504,8 @@ impl Reader {
             seq: self.notification_seq,
             method: route.name,
             fut,
+            // A route earning the reader has its first steps timed here.
+            pace: (connection.paced && !paced).then_some(route.pace),
         };
         let waiting = &self.connection.notifications_waiting;
         waiting.fetch_add(1, Ordering::AcqRel);

@@ -14,7 +14,7 @@ use crate::message::{ErrorCode, ErrorObject};
 use crate::peer::{InFlightSlot, Shared};
 use crate::policy::{Gate, LifecycleGate};
 use crate::router::{
-    catch_panic, panic_answer, Admission, Answer, BoxFuture, Ending, Held, Job, Runner,
+    catch_panic, panic_answer, Admission, Answer, BoxFuture, Ending, Held, Job, Pace, Runner, Timed,
 };
 
 /// The pipeline's state for one connection, shared by the reader and the
@@ -243,6 +243,8 @@ pub(super) struct NotificationJob {
     pub(super) seq: u64,
     pub(super) method: Arc<str>,
     pub(super) fut: BoxFuture<Answer>,
+    /// The route's pace, while its first steps are timed on the worker.
+    pub(super) pace: Option<Arc<Pace>>,
 }
 
 /// Runs notifications one at a time, in arrival order.
@@ -255,7 +257,7 @@ pub(super) async fn notification_worker(
         if !shared.abort_handlers.is_cancelled() {
             tokio::select! {
                 biased;
-                out = catch_panic(job.fut) => {
+                out = catch_panic(Timed { fut: job.fut, pace: job.pace }) => {
                     if let Err(panic) = out {
                         tracing::error!(method = %job.method, %panic, "a notification handler panicked");
                     }

@@ -35,7 +35,7 @@ pub use self::layer::{MethodStats, Metrics, MetricsService, RouteService, RpcReq
 
 pub(crate) use self::panic::{catch_panic, first_step, panic_answer};
 pub use self::route::Route;
-pub(crate) use self::route::{ErasedRoute, Pace, RouteKind};
+pub(crate) use self::route::{ErasedRoute, Pace, RouteKind, Timed};
 use self::route::{NotificationRoute, RequestRoute};
 pub use self::subscription::{
     PendingSubscription, SubscriptionClosed, SubscriptionResult, SubscriptionSink, TrySendError,

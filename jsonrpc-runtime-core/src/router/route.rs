@@ -103,44 +103,75 @@ pub struct Route {
 ///
 /// A request whose handler is done at once is cheapest answered on the
 /// connection's reader, without a task of its own; a handler that computes
-/// or blocks there would hold up every message behind it. So the first
-/// step runs on the reader while it is quick: one that takes longer than
-/// [`Pace::SLOW`] sends the route's next [`Pace::BACK_OFF`] requests to
-/// tasks of their own, and the one after them is tried on the reader again.
+/// or blocks there would hold up every message behind it. So a route's
+/// requests start on tasks of their own, where their first steps are
+/// timed, and take them on the reader only once [`Pace::TRUST`] first steps
+/// in a row took at most [`Pace::SLOW`]; one that takes longer, on the
+/// reader or on a task, sends the route's requests back to tasks until they
+/// earn it again. A route whose handlers block never reaches the reader.
 /// (On a current-thread runtime every first step runs on the reader: a task
 /// of its own would buy no parallelism there.)
 #[derive(Debug, Default)]
 pub(crate) struct Pace {
-    /// Requests still to start on tasks of their own.
-    spawn_next: AtomicU32,
+    /// Quick first steps in a row, up to about [`Pace::TRUST`].
+    quick: AtomicU32,
 }
 
 impl Pace {
-    /// A first step longer than this sends the next requests to tasks.
+    /// A first step longer than this is slow.
     pub(crate) const SLOW: Duration = Duration::from_micros(100);
-    /// How many requests a slow first step sends to tasks of their own.
-    pub(crate) const BACK_OFF: u32 = 256;
+    /// Quick first steps in a row that let the route's next ones run on the
+    /// reader.
+    pub(crate) const TRUST: u32 = 16;
 
-    /// Whether the next request may take its first step on the reader;
-    /// counts one request of a back-off down.
+    /// Whether the route's next first step may run on the reader.
     pub(crate) fn on_reader(&self) -> bool {
-        self.spawn_next
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-            .is_err()
+        self.quick.load(Ordering::Relaxed) >= Self::TRUST
     }
 
-    /// Polls `fut` once on the reader ([`first_step`](super::first_step)),
-    /// and backs off should the step take longer than [`Pace::SLOW`].
+    /// Polls `fut` once ([`first_step`](super::first_step)) and notes how
+    /// long it took.
     pub(crate) fn first_step<F: Future + ?Sized>(
         &self,
         fut: Pin<&mut F>,
     ) -> Poll<Result<F::Output, String>> {
         let started = Instant::now();
         let step = super::first_step(fut);
-        if started.elapsed() > Self::SLOW {
-            self.spawn_next.store(Self::BACK_OFF, Ordering::Relaxed);
-        }
+        self.took(started.elapsed());
         step
+    }
+
+    /// Notes a first step that took `elapsed`.
+    pub(crate) fn took(&self, elapsed: Duration) {
+        if elapsed > Self::SLOW {
+            self.quick.store(0, Ordering::Relaxed);
+        } else if self.quick.load(Ordering::Relaxed) < Self::TRUST {
+            // Racing counts may pass `TRUST` by a few: no harm.
+            self.quick.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A handler's future whose first poll is timed for its route's [`Pace`].
+pub(crate) struct Timed<F> {
+    pub(crate) fut: F,
+    pub(crate) pace: Option<Arc<Pace>>,
+}
+
+impl<F: Future + Unpin> Future for Timed<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        match this.pace.take() {
+            None => Pin::new(&mut this.fut).poll(cx),
+            Some(pace) => {
+                let started = Instant::now();
+                let poll = Pin::new(&mut this.fut).poll(cx);
+                pace.took(started.elapsed());
+                poll
+            }
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use crate::context::{CancelToken, ProgressSink};
 use crate::id::Id;
 use crate::message::BatchAnswers;
 use crate::policy::SharedPermit;
-use crate::router::Pace;
+use crate::router::{Pace, Timed};
 use crate::trace::RequestSpan;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -78,8 +78,8 @@ pub(crate) struct RequestTask {
     /// a task of its own buys no parallelism, and on a multi-thread runtime
     /// while the route's first steps are quick (see [`Pace`]).
     pub(crate) inline: bool,
-    /// The route's pace, which times the first step: on a multi-thread
-    /// runtime.
+    /// The route's pace, which times the first step, on the caller's task or
+    /// on the request's own: on a multi-thread runtime.
     pub(crate) pace: Option<Arc<Pace>>,
 }
 
@@ -133,16 +133,14 @@ impl RequestTask {
         F: Future<Output = Answer> + Send + 'static,
     {
         if !self.inline || self.job.trace.span().is_some() {
-            let admission = self.runner.admit(&self.job);
-            // The handler runs in its request's span only when a subscriber
-            // wants the span: otherwise it is polled as it is (and its task
-            // holds no span).
-            match self.job.trace.span().cloned() {
-                None => crate::rt::spawn(self.run(admission, fut)),
-                Some(span) => crate::rt::spawn(
-                    self.run(admission, tracing::Instrument::instrument(fut, span)),
-                ),
-            };
+            // A route earning the reader has its first steps timed on tasks.
+            match self.pace.clone().filter(|pace| !pace.on_reader()) {
+                Some(pace) => self.spawn_task(Timed {
+                    fut: Box::pin(fut),
+                    pace: Some(pace),
+                }),
+                None => self.spawn_task(fut),
+            }
             return;
         }
         // The first step, here: admitted at once, the handler polled once
@@ -178,6 +176,23 @@ impl RequestTask {
                 crate::rt::spawn(self.run(Admission::Now(held), handler));
             }
         }
+    }
+
+    /// Runs the request on a task of its own from the start.
+    fn spawn_task<F>(self, fut: F)
+    where
+        F: Future<Output = Answer> + Send + 'static,
+    {
+        let admission = self.runner.admit(&self.job);
+        // The handler runs in its request's span only when a subscriber
+        // wants the span: otherwise it is polled as it is (and its task
+        // holds no span).
+        match self.job.trace.span().cloned() {
+            None => crate::rt::spawn(self.run(admission, fut)),
+            Some(span) => {
+                crate::rt::spawn(self.run(admission, tracing::Instrument::instrument(fut, span)))
+            }
+        };
     }
 
     /// Ends the request with `ending`, sending its answer from a task of its
