@@ -1170,6 +1170,21 @@ fn sized_request(body: &str, cut: Option<Cut>) -> Request<BoxedBody> {
         .unwrap()
 }
 
+/// Sends a request for `body` (see [`sized_request`]) on `send`, and reads
+/// its answer.
+async fn ask_sized(
+    send: &mut hyper::client::conn::http1::SendRequest<BoxedBody>,
+    body: &str,
+    cut: Option<Cut>,
+) -> HttpAnswer {
+    let response =
+        tokio::time::timeout(ANSWER_TIMEOUT, send.send_request(sized_request(body, cut)))
+            .await
+            .expect("an answer in time")
+            .expect("an answer");
+    HttpAnswer::read(response).await
+}
+
 /// What the server must answer a request of `len` bytes (`pad` of them the
 /// string's): its length under the cap, `413` over it.
 fn check_sized(answer: &HttpAnswer, len: usize, pad: usize, how: &str) {
@@ -1215,12 +1230,7 @@ async fn request_bodies_are_read_whole_up_to_the_cap_and_refused_one_byte_past_i
                     .await
                     .unwrap();
             tokio::spawn(connection);
-            let response =
-                tokio::time::timeout(ANSWER_TIMEOUT, send.send_request(sized_request(&body, cut)))
-                    .await
-                    .expect("an answer in time")
-                    .expect("an answer");
-            let answer = HttpAnswer::read(response).await;
+            let answer = ask_sized(&mut send, &body, cut).await;
             check_sized(&answer, len, pad, &format!("{how} #{n}, fresh connection"));
         }
     }
@@ -1239,12 +1249,7 @@ async fn request_bodies_are_read_whole_up_to_the_cap_and_refused_one_byte_past_i
     for (i, &len) in under.iter().chain(under.iter().rev()).enumerate() {
         let (body, pad) = request_of_len(len).unwrap();
         let (cut, how) = hows[i % hows.len()];
-        let response =
-            tokio::time::timeout(ANSWER_TIMEOUT, send.send_request(sized_request(&body, cut)))
-                .await
-                .expect("an answer in time")
-                .expect("an answer");
-        let answer = HttpAnswer::read(response).await;
+        let answer = ask_sized(&mut send, &body, cut).await;
         check_sized(
             &answer,
             len,
@@ -1253,14 +1258,7 @@ async fn request_bodies_are_read_whole_up_to_the_cap_and_refused_one_byte_past_i
         );
     }
     let (body, pad) = request_of_len(MAX_BODY + 1).unwrap();
-    let response = tokio::time::timeout(
-        ANSWER_TIMEOUT,
-        send.send_request(sized_request(&body, Some(CUTS[2]))),
-    )
-    .await
-    .expect("an answer in time")
-    .expect("an answer");
-    let answer = HttpAnswer::read(response).await;
+    let answer = ask_sized(&mut send, &body, Some(CUTS[2])).await;
     check_sized(
         &answer,
         MAX_BODY + 1,

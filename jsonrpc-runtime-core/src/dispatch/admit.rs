@@ -19,7 +19,7 @@ use crate::message::{self, BatchAnswers, Classified, ClassifiedFrame, RawExtras,
 use crate::message::{ErrorCode, ErrorObject};
 use crate::peer::{CloseReason, InFlightSlot, Outcome};
 use crate::policy::{overloaded, Decision, GateInput, SharedPermit};
-use crate::router::{first_step, Answer, Ending, Job, RequestTask, Route, Router, Runner, Ticket};
+use crate::router::{Answer, Ending, Job, Pace, RequestTask, Route, Router, Runner, Ticket};
 
 /// Requests with params this large (in bytes) never take their first step
 /// on the reader's task.
@@ -465,12 +465,8 @@ impl Reader {
         if (connection.inline || paced)
             && connection.notifications_waiting.load(Ordering::Acquire) == 0
         {
-            let step = if paced {
-                route.pace.first_step(fut.as_mut())
-            } else {
-                first_step(fut.as_mut())
-            };
-            if let Poll::Ready(out) = step {
+            let pace = paced.then_some(&*route.pace);
+            if let Poll::Ready(out) = Pace::first_step(pace, fut.as_mut()) {
                 if let Err(panic) = out {
                     tracing::error!(method, %panic, "a notification handler panicked");
                 }

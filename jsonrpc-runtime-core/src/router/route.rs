@@ -129,26 +129,32 @@ impl Pace {
         self.quick.load(Ordering::Relaxed) >= Self::TRUST
     }
 
-    /// Polls `fut` once ([`first_step`](super::first_step)) and notes how
-    /// long it took.
+    /// Polls `fut` once on the caller's task ([`first_step`](super::first_step)),
+    /// timed for `pace` when there is one.
+    #[inline]
     pub(crate) fn first_step<F: Future + ?Sized>(
-        &self,
+        pace: Option<&Self>,
         fut: Pin<&mut F>,
     ) -> Poll<Result<F::Output, String>> {
-        let started = Instant::now();
-        let step = super::first_step(fut);
-        self.took(started.elapsed());
-        step
+        match pace {
+            Some(pace) => pace.time(|| super::first_step(fut)),
+            None => super::first_step(fut),
+        }
     }
 
-    /// Notes a first step that took `elapsed`.
-    pub(crate) fn took(&self, elapsed: Duration) {
+    /// Runs `step`, a first step, and notes how long it took.
+    #[inline(never)]
+    fn time<T>(&self, step: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let out = step();
+        let elapsed = started.elapsed();
         if elapsed > Self::SLOW {
             self.quick.store(0, Ordering::Relaxed);
         } else if self.quick.load(Ordering::Relaxed) < Self::TRUST {
             // Racing counts may pass `TRUST` by a few: no harm.
             self.quick.fetch_add(1, Ordering::Relaxed);
         }
+        out
     }
 }
 
@@ -165,12 +171,7 @@ impl<F: Future + Unpin> Future for Timed<F> {
         let this = &mut *self;
         match this.pace.take() {
             None => Pin::new(&mut this.fut).poll(cx),
-            Some(pace) => {
-                let started = Instant::now();
-                let poll = Pin::new(&mut this.fut).poll(cx);
-                pace.took(started.elapsed());
-                poll
-            }
+            Some(pace) => pace.time(|| Pin::new(&mut this.fut).poll(cx)),
         }
     }
 }

@@ -160,11 +160,7 @@ impl RequestTask {
             return;
         }
         let mut handler = Box::pin(fut);
-        let step = match &self.pace {
-            Some(pace) => pace.first_step(handler.as_mut()),
-            None => super::panic::first_step(handler.as_mut()),
-        };
-        match step {
+        match Pace::first_step(self.pace.as_deref(), handler.as_mut()) {
             Poll::Ready(out) => {
                 drop(held);
                 self.finish(match out {
